@@ -1,0 +1,64 @@
+# ICML 2026, Runnable. `make book` and `make test` work on a fresh machine (Python >= 3.10).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CHAPTER ?=
+SCALE ?= reduced
+DEVICE ?= auto
+SEED ?= 0
+PORT ?= 8000
+JOBS ?= 2
+BOOK_FLAGS := --toc book/_toc.yml --config _config.yml
+
+.PHONY: help setup book book-strict serve test unit nbval run chapters clean
+
+help:
+	@echo "make book                 set up .venv, build the HTML book from the stored outputs"
+	@echo "make serve                serve the built book on http://localhost:$(PORT)"
+	@echo "make test                 set up, then unit tests, nbval, guard tests, strict book build"
+	@echo "make run CHAPTER=<slug> [SCALE=reduced] [DEVICE=auto] [SEED=0]   re-execute one chapter"
+	@echo "make chapters             re-execute every chapter at SCALE"
+
+# torch is installed on its own first, from the pin in requirements.txt, so that nothing
+# else can pull a multi-GB CUDA build of it.
+$(VENV)/.installed: requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "$$(grep -E '^torch==' requirements.txt)"
+	$(PY) -m pip install -q -r requirements.txt -e .
+	touch $@
+
+setup: $(VENV)/.installed
+
+book: setup
+	$(VENV)/bin/jupyter-book build . $(BOOK_FLAGS)
+	@echo "The book is at $(CURDIR)/_build/html/index.html (make serve to browse it)"
+
+book-strict: setup
+	rm -rf _build/html _build/.doctrees
+	$(VENV)/bin/jupyter-book build . $(BOOK_FLAGS) -W -n --keep-going
+
+serve:
+	@test -f _build/html/index.html || { echo "no built book: run make book first"; exit 1; }
+	$(PY) -m http.server $(PORT) --directory _build/html
+
+unit: setup
+	TQDM_DISABLE=1 $(VENV)/bin/pytest tests -n $(JOBS) -q
+
+nbval: setup
+	TQDM_DISABLE=1 $(VENV)/bin/pytest --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	    -n $(JOBS) --dist loadfile -q chapters
+
+test: unit nbval book-strict
+	@echo "make test: all checks passed"
+
+run: setup
+	@test -n "$(CHAPTER)" || { echo "usage: make run CHAPTER=<slug> [SCALE=reduced] [DEVICE=auto] [SEED=0]"; exit 2; }
+	$(PY) -m icml26.runner $(CHAPTER) --scale $(SCALE) --device $(DEVICE) --seed $(SEED)
+
+chapters: setup
+	$(PY) -m icml26.runner --all --scale $(SCALE) --device $(DEVICE) --seed $(SEED)
+
+clean:
+	rm -rf _build

@@ -1,0 +1,65 @@
+"""Device resolution and the banner every chapter prints after its setup cell."""
+
+from __future__ import annotations
+
+import platform
+import re
+
+import torch
+
+_DEVICE_PATTERN = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+VALID_DEVICES = "'auto', 'cpu', 'cuda', 'cuda:N' (N a GPU index) or 'mps'"
+
+
+def resolve_device(name: str | torch.device = "auto") -> torch.device:
+    """Turn a user's device name into a `torch.device`, refusing what cannot run here.
+
+    `auto` picks CUDA when present, then Apple's MPS, then the CPU. An explicit
+    accelerator that is absent is an error, never a silent fallback.
+    """
+    if isinstance(name, torch.device):
+        name = str(name)
+    if not isinstance(name, str) or not _DEVICE_PATTERN.match(name.strip().lower()):
+        raise ValueError(f"unknown device {name!r}; use {VALID_DEVICES}")
+    name = name.strip().lower()
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if _mps_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if name.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                f"device {name!r} was asked for but CUDA is not available on this machine "
+                "(no GPU or a CPU-only torch build); use DEVICE='auto' or 'cpu'"
+            )
+        index = int(name.split(":")[1]) if ":" in name else 0
+        if index >= torch.cuda.device_count():
+            raise RuntimeError(
+                f"device {name!r} was asked for but only {torch.cuda.device_count()} CUDA "
+                f"device(s) exist (valid indices 0..{torch.cuda.device_count() - 1})"
+            )
+        return torch.device(name)
+    if name == "mps" and not _mps_available():
+        raise RuntimeError("device 'mps' was asked for but Apple's MPS backend is not available")
+    return torch.device(name)
+
+
+def _mps_available() -> bool:
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend is not None and backend.is_available())
+
+
+def device_banner(device: torch.device, preset: str, expected: str) -> str:
+    """One line naming the device, torch version, preset and its expected running time."""
+    if device.type == "cuda":
+        hardware = torch.cuda.get_device_name(device)
+    elif device.type == "mps":
+        hardware = "Apple GPU (MPS)"
+    else:
+        hardware = f"CPU ({platform.machine()}, {torch.get_num_threads()} threads)"
+    return (
+        f"device: {device} [{hardware}] | torch {torch.__version__} | "
+        f"preset: {preset} | expected time: {expected}"
+    )

@@ -1,0 +1,55 @@
+"""The chapter runner refuses what papermill would only warn about."""
+
+import nbformat
+import pytest
+
+import icml26.runner as runner
+
+
+@pytest.fixture
+def demo_notebook(tmp_path, monkeypatch):
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('SCALE = "reduced"\nDEVICE = "auto"\nSEED = 0')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell("print(SCALE)")]
+    path = tmp_path / "dq_sync.ipynb"
+    nbformat.write(nb, path)
+    monkeypatch.setattr(runner, "chapter_path", lambda slug: path)
+    return path
+
+
+def test_declared_parameters_are_read_from_the_tagged_cell(demo_notebook):
+    assert runner.declared_parameters(demo_notebook) == {"SCALE": "reduced", "DEVICE": "auto", "SEED": 0}
+
+
+def test_only_non_default_parameters_are_injected(demo_notebook):
+    wanted = {"SCALE": "reduced", "DEVICE": "cpu", "SEED": 0}
+    assert runner.check_parameters("dq_sync", wanted) == {"DEVICE": "cpu"}
+
+
+@pytest.mark.parametrize("wanted, message", [
+    ({"SCAEL": "full"}, r"declares no parameter\(s\) \['SCAEL'\]; its parameters are: SCALE, DEVICE, SEED"),
+    ({"SCALE": "huge"}, "unknown preset 'huge'; valid presets: smoke, reduced, full"),
+    ({"DEVICE": "gpu"}, "unknown device 'gpu'"),
+    ({"SEED": "zero"}, "parameter SEED .* takes a int"),
+])
+def test_bad_parameters_are_refused(demo_notebook, wanted, message):
+    with pytest.raises(ValueError, match=message):
+        runner.check_parameters("dq_sync", wanted)
+
+
+def test_assignments_parse_literals_and_reject_malformed_text():
+    assert runner.parse_assignment("SEED=3") == ("SEED", 3)
+    assert runner.parse_assignment("SCALE=full") == ("SCALE", "full")
+    with pytest.raises(ValueError, match="NAME=VALUE"):
+        runner.parse_assignment("3=SEED")
+
+
+def test_command_line_reports_errors_with_status_2(capsys):
+    assert runner.main(["no_such_chapter"]) == 2
+    assert "unknown chapter 'no_such_chapter'; valid chapters: dq_sync" in capsys.readouterr().err
+
+
+def test_command_line_refuses_a_misspelled_parameter(demo_notebook, capsys):
+    assert runner.main(["dq_sync", "-p", "SCAEL=full"]) == 2
+    assert "declares no parameter" in capsys.readouterr().err
