@@ -85,10 +85,15 @@ def run_chapter(slug: str, parameters: dict[str, object]) -> float:
     import papermill
 
     path = written_notebook(slug)
+    import nbformat
+
     injected = check_parameters(slug, parameters)
+    notebook = nbformat.read(path, as_version=4)
+    # A cell injected by an earlier run with other parameters would otherwise stay behind.
+    notebook.cells = [c for c in notebook.cells if "injected-parameters" not in c.metadata.get("tags", [])]
     started = time.perf_counter()
     papermill.execute_notebook(
-        str(path), str(path), parameters=injected, cwd=str(path.parent),
+        notebook, str(path), parameters=injected, cwd=str(path.parent),
         kernel_name="python3", progress_bar=False, request_save_on_cell_execute=False,
     )
     return time.perf_counter() - started
