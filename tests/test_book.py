@@ -75,7 +75,7 @@ def test_stored_outputs_come_from_a_complete_reduced_run(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_colab_badge_and_install_point_at_the_configured_repository(path):
-    text = path.read_text()
+    text = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"])
     repo = _repository_url()
     owner_repo = repo.removeprefix("https://github.com/")
     badge = f"https://colab.research.google.com/github/{owner_repo}/blob/main/chapters/{path.name}"

@@ -1,0 +1,135 @@
+"""Figures and tables of the chapter (matplotlib, the book's colours: METHOD = DQGPM,
+BASELINE = EIG-SE(3))."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from icml26.common import BASELINE, METHOD, PALETTE
+
+from .algebra import dq_to_rt
+from .experiment import METHODS, BenchmarkResult, RegistrationResult, summary_table
+
+LABELS = {"dq_spectral": "DQ spectral (stage 1)", "dqgpm": "DQ spectral + DQGPM (paper)", "eig_se3": "EIG-SE(3)"}
+COLORS = {"dq_spectral": PALETTE[2], "dqgpm": METHOD, "eig_se3": BASELINE}
+
+
+def plot_problem(x_true, edges, ax=None):
+    """The poses (frames) and the measurement graph of one instance, in 3D."""
+    R, t = dq_to_rt(x_true.cpu())
+    R, t, e = R.numpy(), t.numpy(), edges.cpu().numpy()
+    fig = None
+    if ax is None:
+        fig = plt.figure(figsize=(4.5, 4.5))
+        ax = fig.add_subplot(projection="3d")
+    for a, b in e:
+        ax.plot(*np.stack([t[a], t[b]]).T, color="0.75", lw=0.5)
+    for axis, color in zip(range(3), ("#D55E00", "#009E73", "#0072B2")):
+        ax.quiver(*t.T, *(0.35 * R[:, :, axis]).T, color=color, lw=1)
+    ax.set_title(f"{len(t)} poses, {len(e)} relative measurements")
+    return fig
+
+
+def plot_contraction(bench: BenchmarkResult, seed: int = 0):
+    """Left: rotation error of x^k vs k per sigma (to the truth; EIG-SE(3) dashed).
+    Right: distance of x^k to the DQGPM limit (log scale): a straight line = linear rate."""
+    cfg = bench.config
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    cmap = plt.get_cmap("viridis")
+    for c, sigma in enumerate(cfg.sigmas):
+        col = cmap(c / max(1, len(cfg.sigmas) - 1))
+        a1.semilogy(bench.curves_rot[c, seed], color=col, label=f"$\\sigma_R$={sigma}")
+        a1.axhline(bench.rot["eig_se3"][0, 0, c, seed], color=col, ls="--", lw=0.8)
+        a2.semilogy(np.maximum(bench.curves_to_limit[c, seed], 1e-14), color=col)
+    a1.set(xlabel="DQGPM iteration k", ylabel="rotation error to truth (deg)",
+           title="error drops to a noise floor (dashed: EIG-SE(3))")
+    a2.set(xlabel="DQGPM iteration k", ylabel="rotation distance to limit (deg)",
+           title=f"linear contraction (median rate {np.median(bench.rates):.2f})")
+    a1.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_noise_sweep(bench: BenchmarkResult):
+    """Mean (+- std over seeds) rotation and translation errors against sigma_R."""
+    cfg = bench.config
+    s = np.array(cfg.sigmas)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for ax, table, label in ((axes[0], bench.rot, "rotation error (deg)"), (axes[1], bench.trans, "translation error")):
+        for name in METHODS:
+            v = table[name][0, 0]
+            ax.errorbar(s, v.mean(1), v.std(1), color=COLORS[name], label=LABELS[name], marker="o", ms=3, capsize=2,
+                        ls="--" if name == "eig_se3" else "-")
+        ax.set(xscale="log", yscale="log", xlabel="rotation noise $\\sigma_R$ (rad)", ylabel=label)
+    axes[0].legend()
+    fig.suptitle(f"n={cfg.ns[0]}, p={cfg.edge_prob}, {cfg.n_seeds} seeds")
+    fig.tight_layout()
+    return fig
+
+
+def plot_scale_sweep(sweep: dict, scales):
+    """Rotation error and relative translation error against the translation scale s."""
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    for ax, key, label in ((axes[0], "rot", "rotation error (deg)"), (axes[1], "trans_rel", "translation error / s")):
+        ax.plot(scales, sweep[f"{key}_dqgpm"].mean(1), "o-", color=METHOD, label=LABELS["dqgpm"])
+        ax.plot(scales, sweep[f"{key}_eig"].mean(1), "s--", color=BASELINE, label=LABELS["eig_se3"], mfc="none")
+        ax.set(xscale="log", xlabel="translation scale s", ylabel=label)
+    axes[0].legend()
+    fig.tight_layout()
+    return fig
+
+
+def plot_timing(timing: dict):
+    fig, ax = plt.subplots(figsize=(5, 3.4))
+    ax.loglog(timing["n"], timing["seconds_dq"], "o-", color=METHOD, label="DQ spectral + DQGPM")
+    ax.loglog(timing["n"], timing["seconds_eig"], "s--", color=BASELINE, label="EIG-SE(3)")
+    ax.set(xlabel="number of poses n", ylabel="wall time (s), min of repeats", title="same machine, same run")
+    ax.legend()
+    return fig
+
+
+def plot_registration(reg: RegistrationResult, max_points: int = 2500):
+    """The raw scans in their own frames (overlaid as they come), and the merged clouds."""
+    sc = reg.scans
+    idx = np.linspace(0, sc.local.shape[0] - 1, min(max_points, sc.local.shape[0])).astype(int)
+    scan = sc.scan_of.cpu().numpy()[idx]
+    panels = [("scans as measured (each in its own frame)", sc.local.cpu().numpy()[idx]),
+              (f"merged by DQGPM, RMSE {reg.rmse['dqgpm']:.3f}", reg.merged["dqgpm"].cpu().numpy()[idx]),
+              (f"merged by EIG-SE(3), RMSE {reg.rmse['eig_se3']:.3f}", reg.merged["eig_se3"].cpu().numpy()[idx])]
+    fig = plt.figure(figsize=(12, 4))
+    for k, (title, pts) in enumerate(panels):
+        ax = fig.add_subplot(1, 3, k + 1, projection="3d")
+        ax.scatter(*pts.T, c=scan, cmap="tab20", s=2)
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks([]), ax.set_yticks([]), ax.set_zticks([])
+    fig.tight_layout()
+    return fig
+
+
+def plot_explore(result: dict):
+    """The widget's figure: DQGPM errors vs iteration with the EIG-SE(3) level as a line."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.2))
+    a1.plot(result["rot"], "o-", ms=3, color=METHOD, label="DQGPM iterate $x^k$")
+    a1.axhline(result["eig"]["rot_deg"], color=BASELINE, ls="--", label="EIG-SE(3)")
+    a2.plot(result["trans"], "o-", ms=3, color=METHOD)
+    a2.axhline(result["eig"]["trans"], color=BASELINE, ls="--")
+    a1.set(xlabel="iteration k", ylabel="rotation error (deg)")
+    a2.set(xlabel="iteration k", ylabel="translation error")
+    a1.legend()
+    fig.suptitle(f"sigma_R={result['sigma']}, p={result['edge_prob']}, s={result['trans_scale']}, "
+                 f"{result['edges']} edges", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def results_markdown(bench: BenchmarkResult, digits: int = 3) -> str:
+    """A markdown table of mean errors per sigma (paper's numbers are not retrievable)."""
+    rows = summary_table(bench)
+    head = ("| $\\sigma_R$ | paper | DQ spectral rot / trans | **DQGPM** rot / trans | EIG-SE(3) rot / trans |\n"
+            "|---|---|---|---|---|\n")
+    body = ""
+    for r in rows:
+        cells = [f"{r[f'{m} rot (deg)']:.{digits}g}° / {r[f'{m} trans']:.{digits}g}" for m in METHODS]
+        body += f"| {r['sigma_R']} | n/a | {cells[0]} | **{cells[1]}** | {cells[2]} |\n"
+    return head + body
