@@ -10,7 +10,8 @@ from icml26.dq_sync.algebra import dq_conj, dq_mul, dq_to_rt, random_udq
 from icml26.dq_sync.baselines import dq_spectral, eig_se3
 from icml26.dq_sync.data import PoseGraph, erdos_renyi_edges, make_synthetic_problem
 from icml26.dq_sync.experiment import (
-    contraction_rate, evaluate_claim, explore_instance, run_benchmark, run_registration, run_scale_sweep, run_timing,
+    claim_figures, claim_figures_all, contraction_rate, evaluate_claim, explore_instance, run_benchmark, run_benchmarks,
+    run_registration, run_scale_sweep, run_timing,
 )
 from icml26.dq_sync.metrics import pose_errors, pose_errors_rt
 from icml26.dq_sync.registration import kabsch, make_scans
@@ -141,6 +142,26 @@ def test_smoke_preset_end_to_end():
     assert explore_instance(0.1, 0.3, n=15, gpm_iters=5)["rot"].shape == (6,)
 
 
+def test_benchmarks_per_density_use_the_unchanged_check():
+    cfg = get_config("smoke", edge_probs=(0.3, 0.5), n_seeds=1, sigmas=(0.1,))
+    benches = run_benchmarks(cfg)
+    assert list(benches) == [0.3, 0.5] and benches[0.3].config.edge_prob == 0.3
+    claim, measured, checks = claim_figures_all(benches)
+    for p, bench in benches.items():  # every per-density check is exactly claim_figures' check
+        _, _, single = claim_figures(bench)
+        assert all(checks[f"{k} (p={p:g})"] == v for k, v in single.items())
+    assert len(checks) == 2 * len(single)
+
+
+def test_reduced_preset_uses_the_papers_synthetic_setup():
+    cfg = get_config("reduced")
+    assert cfg.edge_probs == (0.05, 0.3) and cfg.outlier_rates == (0.0,)
+    assert np.allclose(np.degrees(cfg.sigmas), (5.0, 20.0))
+    assert np.allclose([cfg.trans_noise_ratio * s for s in cfg.sigmas], (0.05, 0.20))
+    # the pass criterion is untouched
+    assert (cfg.min_gpm_improves_frac, cfg.max_contraction_rate, cfg.min_win_frac, cfg.win_sigma_min) == (0.9, 0.9, 0.8, 0.05)
+
+
 def test_bad_inputs_are_rejected():
     with pytest.raises(ValueError, match="valid presets"):
         get_config("huge")
@@ -148,6 +169,8 @@ def test_bad_inputs_are_rejected():
         get_config("smoke", n_nodes=3)
     with pytest.raises(ValueError, match="edge_prob"):
         get_config("smoke", edge_prob=1.5)
+    with pytest.raises(ValueError, match="edge_probs"):
+        get_config("smoke", edge_probs=(0.0,))
     with pytest.raises(ValueError, match="edge probability"):
         erdos_renyi_edges(10, -0.1)
     with pytest.raises(ValueError, match="outlier_rate"):

@@ -39,7 +39,7 @@ def plot_contraction(bench: BenchmarkResult, seed: int = 0):
     cmap = plt.get_cmap("viridis")
     for c, sigma in enumerate(cfg.sigmas):
         col = cmap(c / max(1, len(cfg.sigmas) - 1))
-        a1.semilogy(bench.curves_rot[c, seed], color=col, label=f"$\\sigma_R$={sigma}")
+        a1.semilogy(bench.curves_rot[c, seed], color=col, label=f"$\\sigma_R$={sigma:.3g} rad")
         a1.axhline(bench.rot["eig_se3"][0, 0, c, seed], color=col, ls="--", lw=0.8)
         a2.semilogy(np.maximum(bench.curves_to_limit[c, seed], 1e-14), color=col)
     a1.set(xlabel="DQGPM iteration k", ylabel="rotation error to truth (deg)",
@@ -123,13 +123,15 @@ def plot_explore(result: dict):
     return fig
 
 
-def results_markdown(bench: BenchmarkResult, digits: int = 3) -> str:
-    """A markdown table of mean errors per sigma (paper's numbers are not retrievable)."""
+def results_markdown(bench: BenchmarkResult, digits: int = 3, paper: list[str] | None = None) -> str:
+    """A markdown table of mean errors per sigma; `paper` optionally gives one text cell per
+    sigma with the paper's reported numbers (otherwise "n/a")."""
     rows = summary_table(bench)
+    paper = paper if paper is not None else ["n/a"] * len(rows)
     head = ("| $\\sigma_R$ | paper | DQ spectral rot / trans | **DQGPM** rot / trans | EIG-SE(3) rot / trans |\n"
             "|---|---|---|---|---|\n")
     body = ""
-    for r in rows:
+    for r, ref in zip(rows, paper):
         cells = [f"{r[f'{m} rot (deg)']:.{digits}g}° / {r[f'{m} trans']:.{digits}g}" for m in METHODS]
-        body += f"| {r['sigma_R']} | n/a | {cells[0]} | **{cells[1]}** | {cells[2]} |\n"
+        body += f"| {r['sigma_R']:.3g} | {ref} | {cells[0]} | **{cells[1]}** | {cells[2]} |\n"
     return head + body
