@@ -9,14 +9,24 @@ DEVICE ?= auto
 SEED ?= 0
 PORT ?= 8000
 JOBS ?= 2
-BOOK_FLAGS := --toc book/_toc.yml --config _config.yml
+# OFFLINE=1: a book that needs no network. MathJax, require.js and the ipywidgets HTML manager
+# come from local copies of pinned npm packages (book/vendor/); book/vendor/offline.py installs
+# them and writes _build/offline/_config.yml (_config.yml plus the local asset paths).
+OFFLINE ?= 0
+BOOK_CONFIG = $(if $(filter 1,$(OFFLINE)),_build/offline/_config.yml,_config.yml)
+BOOK_FLAGS = --toc book/_toc.yml --config $(BOOK_CONFIG)
+OFFLINE_ASSETS = $(if $(filter 1,$(OFFLINE)),$(PY) book/vendor/offline.py)
 
-.PHONY: help setup book book-strict serve test unit nbval run chapters clean
+.PHONY: help setup book book-strict serve test unit nbval browser run chapters clean
 
 help:
-	@echo "make book                 set up .venv, build the HTML book from the stored outputs"
+	@echo "make book [OFFLINE=1]     set up .venv, build the HTML book from the stored outputs"
+	@echo "                          (OFFLINE=1: math and widgets from local copies, no network needed)"
 	@echo "make serve                serve the built book on http://localhost:$(PORT)"
-	@echo "make test                 set up, then unit tests, nbval, guard tests, strict book build"
+	@echo "make test                 set up, then unit tests, nbval, guard tests, strict offline book build,"
+	@echo "                          browser and Colab-install tests (make browser)"
+	@echo "make browser              strict OFFLINE=1 build, then every page in headless Chromium"
+	@echo "                          (screenshots in _build/screenshots/) and the Colab install test"
 	@echo "make run CHAPTER=<slug> [SCALE=reduced] [DEVICE=auto] [SEED=0]   re-execute one chapter"
 	@echo "make chapters             re-execute every chapter at SCALE"
 
@@ -32,11 +42,13 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 setup: $(VENV)/.installed
 
 book: setup
+	$(OFFLINE_ASSETS)
 	$(VENV)/bin/jupyter-book build . $(BOOK_FLAGS)
 	@echo "The book is at $(CURDIR)/_build/html/index.html (make serve to browse it)"
 
 book-strict: setup
 	rm -rf _build/html _build/.doctrees
+	$(OFFLINE_ASSETS)
 	$(VENV)/bin/jupyter-book build . $(BOOK_FLAGS) -W -n --keep-going
 
 serve:
@@ -50,7 +62,14 @@ nbval: setup
 	TQDM_DISABLE=1 $(VENV)/bin/pytest --nbval-lax --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	    -n $(JOBS) --dist loadfile -q chapters
 
-test: unit nbval book-strict
+# The reader-path tests (tests/browser) check the offline build, so `make test` builds it with
+# OFFLINE=1: the strict build and the browser test share one build.
+browser: override OFFLINE = 1
+browser: book-strict
+	ICML26_BROWSER=1 TQDM_DISABLE=1 $(VENV)/bin/pytest tests/browser -p no:xdist -q -rA --durations=0
+
+test: override OFFLINE = 1
+test: unit nbval book-strict browser
 	@echo "make test: all checks passed"
 
 run: setup

@@ -6,6 +6,8 @@ The table is generated at build time from each chapter's stored outputs (its
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from docutils import nodes
 from docutils.parsers.rst import Directive
 from sphinx import addnodes
@@ -80,6 +82,12 @@ class ScoreboardDirective(Directive):
         return [summary, table]
 
 
+def _add_static_path(app):
+    app.config.html_static_path.append(str(Path(__file__).parent / "static"))
+
+
 def setup(app):
     app.add_directive("scoreboard", ScoreboardDirective)
+    app.connect("builder-inited", _add_static_path)
+    app.add_css_file("scoreboard.css")
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -18,5 +18,5 @@ def progress_disabled() -> bool:
 def progress(iterable: Iterable[T] | None = None, **kwargs) -> "tqdm[T]":
     """A `tqdm.auto` bar that respects `TQDM_DISABLE`; keyword arguments go to tqdm."""
     kwargs.setdefault("disable", progress_disabled())
-    kwargs.setdefault("leave", False)
+    kwargs.setdefault("leave", True)  # a finished bar stays visible in stored outputs
     return tqdm(iterable, **kwargs)

@@ -1,0 +1,31 @@
+"""Conformal early stopping of MIP solvers (Clarke & Stellato, ICML 2026): an LSTM predicts
+the true optimality gap from the solver-state trajectory, and split conformal calibration
+picks the stopping threshold that keeps P(gap at stop <= eps) >= 1 - alpha.
+
+Written for this book from the paper's description (no code copied from the release);
+HiGHS (highspy) is the solver.
+"""
+
+from .config import PRESETS, ConformalMIPConfig, get_config
+from .conformal import (TrajectoryBatch, conformal_scores, conformal_threshold, evaluate_stops, first_index,
+                        stop_kth_incumbent, stop_on_prediction, stop_solve_to_eps)
+from .experiment import (METHODS, MIN_WORK_SAVED, FamilyResult, LiveRun, alpha_sweep, coverage_tolerance,
+                         live_solves, record_family, reproduction_checks, resplit_evaluation, rule_stops,
+                         run_experiment, run_family, summary)
+from .features import FeatureState, Normalizer, trajectory_features
+from .instances import (FAMILIES, CFLPInstance, MISInstance, build_model, generate, generate_cflp, generate_mis,
+                        is_feasible, objective)
+from .model import GapLSTM, predict_gaps, rescaled_mse, train_predictor
+from .predictor import GapPredictor, OnlineStopper, fit_predictor
+from .solver import SolveResult, Trajectory, record, solve
+
+__all__ = [
+    "FAMILIES", "METHODS", "MIN_WORK_SAVED", "PRESETS", "CFLPInstance", "ConformalMIPConfig", "FamilyResult",
+    "FeatureState", "GapLSTM", "GapPredictor", "LiveRun", "MISInstance", "Normalizer", "OnlineStopper",
+    "SolveResult", "Trajectory", "TrajectoryBatch", "alpha_sweep", "build_model", "conformal_scores",
+    "conformal_threshold", "coverage_tolerance", "evaluate_stops", "first_index", "fit_predictor", "generate",
+    "generate_cflp", "generate_mis", "get_config", "is_feasible", "live_solves", "objective", "predict_gaps",
+    "record", "record_family", "reproduction_checks", "rescaled_mse", "resplit_evaluation", "rule_stops",
+    "run_experiment", "run_family", "solve", "stop_kth_incumbent", "stop_on_prediction", "stop_solve_to_eps",
+    "summary", "train_predictor", "trajectory_features",
+]

@@ -1,0 +1,81 @@
+"""The gap predictor (Sec. "Gap prediction"; the release's `models.py` and `loss.py`):
+an LSTM reads the normalised covariates x_1..x_t and predicts the true gap
+
+    g_hat_t = 1/2 (tanh(o_t) + 1) (U_t - L_t)  in [0, U_t - L_t],
+
+since the true gap U - z* never exceeds the algorithmic gap U - L. It is trained with the
+rescaled squared loss  mean( (g_hat - g)^2 / (g / scale + sigma) ), which up-weights small gaps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from icml26.common import progress
+
+
+class GapLSTM(nn.Module):
+    """LSTM(F -> H, `layers`) then Linear(H -> 1), output bounded by the algorithmic gap."""
+
+    def __init__(self, n_features: int = 9, hidden: int = 32, layers: int = 2):
+        super().__init__()
+        if n_features < 1 or hidden < 1 or layers < 1:
+            raise ValueError(f"sizes must be positive, got n_features={n_features}, hidden={hidden}, layers={layers}")
+        self.n_features = n_features
+        self.lstm = nn.LSTM(n_features, hidden, num_layers=layers, batch_first=True)
+        self.head = nn.Linear(hidden, 1)
+
+    def forward(self, x: torch.Tensor, alg_gap: torch.Tensor, state=None):
+        """`x` (B, T, F) normalised covariates, `alg_gap` (B, T) = U - L in raw units.
+        Returns the predicted gap (B, T) and the recurrent state (for online use)."""
+        if x.dim() != 3 or x.shape[-1] != self.n_features:
+            raise ValueError(f"x must have shape (B, T, {self.n_features}), got {tuple(x.shape)}")
+        if alg_gap.shape != x.shape[:2]:
+            raise ValueError(f"alg_gap must have shape {tuple(x.shape[:2])}, got {tuple(alg_gap.shape)}")
+        hidden, state = self.lstm(x, state)       # (B, T, H)
+        o = self.head(hidden).squeeze(-1)          # (B, T, 1) -> (B, T)
+        return 0.5 * (torch.tanh(o) + 1.0) * alg_gap.clamp_min(0.0), state
+
+
+def rescaled_mse(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor,
+                 scale: float = 1000.0, sigma: float = 1.0) -> torch.Tensor:
+    """The paper's rescaled squared loss over the valid steps: mean((g_hat-g)^2 / (g/scale + sigma))."""
+    if pred.shape != target.shape or pred.shape != mask.shape:
+        raise ValueError(f"pred, target, mask must share a shape, got {tuple(pred.shape)}, "
+                         f"{tuple(target.shape)}, {tuple(mask.shape)}")
+    if sigma <= 0 or scale <= 0:
+        raise ValueError("scale and sigma must be positive")
+    weight = mask.float() / (target.clamp_min(0.0) / scale + sigma)
+    return ((pred - target) ** 2 * weight).sum() / mask.float().sum().clamp_min(1.0)
+
+
+def train_predictor(x: torch.Tensor, alg_gap: torch.Tensor, target: torch.Tensor, mask: torch.Tensor,
+                    hidden: int = 32, layers: int = 2, epochs: int = 150, batch_size: int = 16,
+                    lr: float = 3e-3, scale: float = 1000.0, sigma: float = 1.0,
+                    generator: torch.Generator | None = None, desc: str = "train LSTM") -> tuple[GapLSTM, list[float]]:
+    """Adam on the rescaled loss over padded sequences (B, T, F); returns the model and the
+    per-epoch mean loss. Padding repeats the last step and is masked out of the loss."""
+    model = GapLSTM(x.shape[-1], hidden, layers).to(x.device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for _ in progress(range(epochs), desc=desc):
+        order = torch.randperm(x.shape[0], generator=generator).to(x.device)
+        total = 0.0
+        for start in range(0, x.shape[0], batch_size):
+            idx = order[start:start + batch_size]
+            pred, _ = model(x[idx], alg_gap[idx])
+            loss = rescaled_mse(pred, target[idx], mask[idx], scale, sigma)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * idx.numel()
+        losses.append(total / x.shape[0])
+    return model.eval(), losses
+
+
+@torch.no_grad()
+def predict_gaps(model: GapLSTM, x: torch.Tensor, alg_gap: torch.Tensor) -> np.ndarray:
+    """Offline predictions for a padded batch, (B, T) as numpy."""
+    return model(x, alg_gap)[0].cpu().numpy()

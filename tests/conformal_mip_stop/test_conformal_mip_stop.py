@@ -1,0 +1,143 @@
+"""Tests of the conformal early-stopping chapter: generators, the recorded trajectory, the
+conformal guarantee on synthetic scores, the live interrupt, online/offline agreement, bad input."""
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.conformal_mip_stop import (CFLPInstance, GapLSTM, GapPredictor, MISInstance, Normalizer,
+                                       TrajectoryBatch, conformal_scores, conformal_threshold, generate,
+                                       get_config, is_feasible, record, rescaled_mse, reproduction_checks,
+                                       run_experiment, solve, stop_on_prediction, trajectory_features)
+
+SMALL = get_config("smoke")
+
+
+@pytest.mark.parametrize("family", ["mis", "cflp"])
+def test_generators_are_seed_reproducible_and_feasible(family):
+    a, b, c = generate(family, 3, SMALL), generate(family, 3, SMALL), generate(family, 4, SMALL)
+    fa, fb, fc = (np.concatenate([np.ravel(getattr(x, f.name)) for f in x.__dataclass_fields__.values()])
+                  for x in (a, b, c))
+    assert np.array_equal(fa, fb) and (fa.shape != fc.shape or not np.array_equal(fa, fc))
+    result = solve(a, seed=3)
+    assert result.status == "Optimal" and is_feasible(a, result.x)
+
+
+@pytest.mark.parametrize("family", ["mis", "cflp"])
+def test_recorded_trajectory_is_monotone_and_brackets_the_optimum(family):
+    traj = record(generate(family, 11, SMALL), seed=11)
+    ready = traj.ready()
+    assert ready.any() and np.all(np.diff(ready.astype(int)) >= 0)        # once ready, always ready
+    u, l_ = traj.upper[ready], traj.lower[ready]
+    assert np.all(np.diff(u) <= 1e-9) and np.all(np.diff(l_) >= -1e-9)    # incumbent never worsens, bound never loosens
+    assert np.all(l_ <= traj.optimum + 1e-6) and np.all(u >= traj.optimum - 1e-6)
+    assert np.all(np.diff(traj.work) == 1) and np.all(np.diff(traj.n_incumbents) >= 0)
+
+
+def test_conformal_threshold_covers_at_its_level_on_synthetic_scores():
+    """Scores i.i.d. Exp(1); the rule errs iff s_test < tau. Theory: P(err) = k/(n+1) <= alpha."""
+    rng = np.random.default_rng(0)
+    alpha, n, draws = 0.1, 29, 20000
+    scores = rng.exponential(size=(draws, n + 1))
+    taus = np.array([conformal_threshold(s[:n], alpha) for s in scores])
+    errors = scores[:, n] < taus
+    k = int(np.floor(alpha * (n + 1)))
+    se = np.sqrt(alpha * (1 - alpha) / draws)
+    assert errors.mean() <= alpha + 3 * se                     # coverage >= 1 - alpha up to sampling error
+    assert abs(errors.mean() - k / (n + 1)) <= 4 * se          # and it is the exact finite-sample value
+    # the naive (uncalibrated) threshold = the true alpha-quantile of one draw fails at small n
+    naive = np.quantile(scores[:, :n], 0.3, axis=1)
+    assert (scores[:, n] < naive).mean() > alpha + 3 * se
+
+
+def test_conformal_threshold_covers_with_ties_and_small_n():
+    rng = np.random.default_rng(1)
+    scores = rng.integers(0, 3, size=(20000, 11)).astype(float)  # heavy ties
+    taus = np.array([conformal_threshold(s[:10], 0.2) for s in scores])
+    assert (scores[:, 10] < taus).mean() <= 0.2 + 3 * np.sqrt(0.2 * 0.8 / 20000)
+    assert conformal_threshold(np.ones(5), 0.1) == -np.inf       # k = floor(0.6) = 0: never stop early
+
+
+def test_conformal_scores_match_hand_computation():
+    pred = np.array([[5.0, 2.0, 3.0, 1.0, 0.5], [4.0, 1.0, 1.0, 1.0, 1.0]])
+    gap = np.array([[9.0, 6.0, 4.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]])
+    mask = np.array([[True] * 5, [True, True, False, False, False]])
+    s = conformal_scores(pred, gap, mask, eps=0.5)
+    assert s[0] == 2.0 and s[1] == np.inf  # running min before the eps-good step; eps-good at once -> +inf
+
+
+def test_rescaled_loss_and_bounded_output():
+    model = GapLSTM(9, 8, 1)
+    x, alg = torch.randn(3, 7, 9), torch.rand(3, 7) * 10
+    pred, _ = model(x, alg)
+    assert pred.shape == (3, 7) and torch.all(pred >= 0) and torch.all(pred <= alg)
+    target, mask = torch.rand(3, 7), torch.ones(3, 7, dtype=torch.bool)
+    assert float(rescaled_mse(target, target, mask)) == 0.0
+    p = target.clone().requires_grad_(True)
+    rescaled_mse(p + 1.0, target, mask).backward()
+    expected = 2.0 / (target / 1000.0 + 1.0) / 21
+    assert torch.allclose(p.grad, expected, atol=1e-6)
+
+
+def _toy_predictor(batch):
+    torch.manual_seed(0)
+    feats = trajectory_features(batch.upper, batch.lower, batch.work, (0.01, 1.0, 5.0))
+    return GapPredictor(GapLSTM(9, 8, 1).eval(), Normalizer.fit(feats, batch.mask), (0.01, 1.0, 5.0), 1e6,
+                        torch.device("cpu"))
+
+
+def test_live_interrupt_returns_feasible_incumbent_and_matches_replay():
+    inst = generate("cflp", 5, SMALL)
+    traj = record(inst, seed=5)
+    batch = TrajectoryBatch.from_trajectories([traj])
+    predictor = _toy_predictor(batch)
+    pred = predictor.predict(batch)
+    tau = float(np.median(pred[0]))  # some checkpoint fires
+    stopper = predictor.stopper(tau)
+    live = solve(inst, seed=5, stop_rule=stopper)
+    assert live.x is not None and is_feasible(inst, live.x) and live.objective >= traj.optimum - 1e-6
+    np.testing.assert_allclose(stopper.predictions, pred[0, :len(stopper.predictions)], rtol=1e-5, atol=1e-5)
+    replay = stop_on_prediction(batch, pred, tau, eps=-1.0)[0]
+    assert live.interrupted and live.trajectory.work[-1] == batch.work[0, replay]
+    always = solve(inst, seed=5, stop_rule=lambda u, l, w: True)  # stop at the first chance
+    assert always.interrupted and is_feasible(inst, always.x)
+
+
+def test_bad_input_is_rejected_clearly():
+    with pytest.raises(ValueError, match="shape"):
+        MISInstance(5, np.array([0, 1, 2]))
+    with pytest.raises(ValueError, match="endpoints"):
+        MISInstance(3, np.array([[0, 7]]))
+    with pytest.raises(ValueError, match="self-loops"):
+        MISInstance(3, np.array([[1, 1]]))
+    with pytest.raises(ValueError, match="infeasible"):
+        CFLPInstance(np.array([5.0, 5.0]), np.array([3.0]), np.array([1.0]), np.ones((2, 1)))
+    with pytest.raises(ValueError, match="transport_cost"):
+        CFLPInstance(np.array([5.0]), np.array([9.0]), np.array([1.0]), np.ones((2, 2)))
+    for alpha in (0.0, 1.0, -0.1, 1.5):
+        with pytest.raises(ValueError, match="alpha"):
+            conformal_threshold(np.arange(10.0), alpha)
+        with pytest.raises(ValueError, match="alpha"):
+            get_config("smoke", alpha=alpha)
+    with pytest.raises(ValueError, match="valid presets"):
+        get_config("huge")
+    with pytest.raises(ValueError, match="valid families"):
+        generate("tsp", 0)
+    with pytest.raises(TypeError):
+        solve("not an instance")
+    with pytest.raises(ValueError, match="shape"):
+        GapLSTM(9, 4, 1)(torch.zeros(2, 3, 5), torch.zeros(2, 3))
+    with pytest.raises(ValueError, match="n_cal"):
+        get_config("smoke", n_cal=50)
+
+
+def test_smoke_end_to_end():
+    cfg = get_config("smoke")
+    results = run_experiment(cfg, "cpu", seed=0)
+    assert set(results) == {"mis", "cflp"}
+    for r in results.values():
+        assert r.live.feasible.all() and np.array_equal(r.live.stop_work, r.live.replay_work)
+        assert np.all(r.resplits["solve to eps"]["coverage"] == 1.0)
+        assert np.all(r.resplits["conformal"]["work_saved"] >= 0)
+    checks = reproduction_checks(results, cfg)
+    assert set(checks) == {"valid", "efficient", "contrast"} and all(isinstance(v, bool) for v in checks.values())
