@@ -1,0 +1,102 @@
+"""Presets for the model-cloning chapter: `smoke` (seconds, unit tests), `reduced` (the stored
+run, about a minute on 2 CPU cores) and `full` (a GPU machine: more bases, more strengths).
+
+The pass criterion of the reproduction check is fixed here, before any result was seen. It
+follows the claim of the issue / paper summary (shared/papers/model_clone.md): exact and
+permuted clones score near 1 where aligned baselines collapse, the similarity falls along
+fine-tuning, and clones are separated from non-clones (ROC-AUC above the baselines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+ARCHS = ("mlp", "cnn")
+HF_FAMILIES = ("bert", "roberta", "distilbert", "gpt2")
+
+
+@dataclass(frozen=True)
+class CloneConfig:
+    """All knobs of the chapter: base models, clone operations, detector, pass criterion."""
+
+    # base models, trained in code on scikit-learn digits (full batch, Adam)
+    archs: tuple[str, ...] = ARCHS
+    mlp_widths: tuple[int, ...] = (64, 128, 64, 10)  # input, hidden..., classes
+    cnn_channels: tuple[int, ...] = (8, 16)  # conv channels; global average pool, linear head
+    n_bases: int = 4  # independently trained models per architecture (seed, data half, LR differ)
+    base_steps: int = 150
+    base_lrs: tuple[float, ...] = (1e-2, 2e-2)  # base k uses base_lrs[k % len]
+    # clone operations and their strengths (the benchmark; fixed before running)
+    rescale_factors: tuple[float, ...] = (0.5, 3.0)
+    finetune_lr: float = 1e-3
+    finetune_steps: tuple[int, ...] = (5, 20, 80)
+    prune_rates: tuple[float, ...] = (0.3, 0.6)
+    noise_levels: tuple[float, ...] = (0.01, 0.05)  # Gaussian noise, fraction of each tensor's std
+    quant_bits: int = 8
+    head_steps: int = 50  # new 2-class head (digit parity) trained on the other half
+    lineage_steps: tuple[int, ...] = (0, 10, 20, 50, 100, 200, 400)
+    # detector (our reconstruction; see the chapter's deviations box)
+    wl_iterations: int = 3
+    shape_buckets: bool = True  # add log2(width) to node labels
+    spectrum_k: int = 8
+    tau: float = 0.1  # S_W = exp(-d / tau)
+    lam: float = 0.5  # S = lam S_G + (1 - lam) S_W
+    calib_frac: float = 0.5  # fraction of pairs used to calibrate the threshold
+    n_probes: int = 64  # probe inputs of the behavioural baseline B3
+    hf_families: tuple[str, ...] = HF_FAMILIES  # structure-only pairs (empty: skip)
+    # pass criterion (fixed before looking at results)
+    min_exact_score: float = 0.99  # S of every T1/T2 clone >= this
+    max_baseline_exact: float = 0.5  # B1 and B2 each score some T1/T2 clone <= this
+    max_lineage_rho: float = -0.9  # Spearman(steps, S_W) along fine-tuning <= this
+    min_auc_hard: float = 0.95  # AUC of S: clones vs same-architecture independent models
+    min_test_bacc: float = 0.9  # balanced accuracy on test pairs at the calibrated threshold
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        bad = [a for a in self.archs if a not in ARCHS]
+        if not self.archs or bad:
+            raise ValueError(f"unknown architectures {bad}; valid: {', '.join(ARCHS)}")
+        badhf = [f for f in self.hf_families if f not in HF_FAMILIES]
+        if badhf:
+            raise ValueError(f"unknown transformers families {badhf}; valid: {', '.join(HF_FAMILIES)}")
+        if self.n_bases < 2:
+            raise ValueError(f"n_bases must be >= 2 (non-clone pairs need two bases), got {self.n_bases}")
+        if len(self.mlp_widths) < 3 or len(self.cnn_channels) < 1:
+            raise ValueError("mlp_widths needs input, >= 1 hidden and output widths; cnn_channels >= 1 entry")
+        if any(not 0.0 < p < 1.0 for p in self.prune_rates):
+            raise ValueError(f"prune rates must lie in (0, 1), got {self.prune_rates}")
+        if any(a <= 0 for a in self.rescale_factors):
+            raise ValueError(f"rescale factors must be positive (ReLU is only positively homogeneous), got {self.rescale_factors}")
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"lam must lie in [0, 1], got {self.lam}")
+        if not 0.0 < self.calib_frac < 1.0:
+            raise ValueError(f"calib_frac must lie in (0, 1), got {self.calib_frac}")
+        if self.tau <= 0 or self.wl_iterations < 1 or self.spectrum_k < 1:
+            raise ValueError("tau, wl_iterations and spectrum_k must be positive")
+        if not 2 <= self.quant_bits <= 16:
+            raise ValueError(f"quant_bits must lie in [2, 16], got {self.quant_bits}")
+
+
+PRESETS: dict[str, CloneConfig] = {
+    "smoke": CloneConfig(
+        mlp_widths=(64, 32, 10), cnn_channels=(4,), n_bases=2, base_steps=30, finetune_steps=(5,), prune_rates=(0.5,),
+        noise_levels=(0.01,), rescale_factors=(2.0,), head_steps=10, lineage_steps=(0, 5, 10, 20), hf_families=(),
+        n_probes=16,
+    ),
+    "reduced": CloneConfig(),
+    "full": CloneConfig(
+        n_bases=10, base_steps=400, finetune_steps=(5, 20, 80, 320), prune_rates=(0.3, 0.6, 0.8),
+        noise_levels=(0.01, 0.05, 0.2), rescale_factors=(0.25, 0.5, 3.0, 10.0),
+        lineage_steps=(0, 10, 20, 50, 100, 200, 400, 800, 1600), spectrum_k=16,
+    ),
+}
+
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about a minute on 2 CPU cores",
+                 "full": "a few minutes on one GPU"}
+
+
+def get_config(name: str = "reduced", **overrides) -> CloneConfig:
+    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    return select_preset(PRESETS, name, **overrides)
