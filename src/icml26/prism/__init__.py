@@ -1,0 +1,23 @@
+"""PRISM: Language as a Wave Phenomenon (Yildirim & Yucedag, ICML 2026).
+
+Modules: `config` (presets, pass criterion), `data` (topic + Markov masked-token task),
+`layers` (DynamicRoSE, normalisations, gated harmonic convolution, bridge), `interventions`
+(phase/magnitude ablations and the real-valued controls), `models` (PRISM-pure, hybrid,
+matched Transformer, parameter accounting), `experiment` (training, sweeps, the check),
+`plots`.
+"""
+
+from .config import EXPECTED_TIME, PRESETS, PrismConfig, get_config
+from .data import MASK_ID, TopicMarkovTask, make_task, mask_tokens
+from .interventions import Intervention, intervene_complex, intervene_real
+from .layers import (
+    Bridge, DynamicRoSE, GatedHarmonicConv, ModReLU, RobustPhaseNorm, harmonic_conv, project_unit, static_rotation,
+)
+from .models import PrismHybridLM, PrismLM, TransformerLM, build_models, count_params, matched_ffn_dim
+
+__all__ = [
+    "Bridge", "DynamicRoSE", "EXPECTED_TIME", "GatedHarmonicConv", "Intervention", "MASK_ID", "ModReLU", "PRESETS",
+    "PrismConfig", "PrismHybridLM", "PrismLM", "RobustPhaseNorm", "TopicMarkovTask", "TransformerLM", "build_models",
+    "count_params", "get_config", "harmonic_conv", "intervene_complex", "intervene_real", "make_task", "mask_tokens",
+    "matched_ffn_dim", "project_unit", "static_rotation",
+]

@@ -1,0 +1,109 @@
+"""Presets for the PRISM chapter: `smoke` (seconds, unit tests), `reduced` (the stored run,
+tiny models on 2 CPU cores) and `full` (one GPU, closer to the paper's WikiText setting).
+
+The pass criterion of the reproduction check is fixed here, before any result is seen. It
+follows the claim of the issue and of the paper summary (shared/papers/prism.md):
+phase carries the information (destroying phase collapses accuracy toward chance, keeping
+phase while attenuating or flattening magnitude keeps accuracy), and the hybrid is at
+least as parameter-efficient as a Transformer with matched non-embedding parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+NORM_MODES = ("unit", "rms")
+FILTER_KINDS = ("implicit", "explicit")
+
+
+@dataclass(frozen=True)
+class PrismConfig:
+    """All knobs of the chapter: data, model sizes, training and the pass criterion."""
+
+    # synthetic topic + Markov masked-token task (data.py)
+    n_topics: int = 4
+    n_ambiguous: int = 12  # shared tokens whose statistics depend on the topic
+    n_private: int = 2  # tokens that only one topic emits
+    p_private: float = 0.12  # probability that a position emits a private token
+    dirichlet_alpha: float = 0.1  # concentration of each topic's transition rows
+    seq_len: int = 24
+    n_train: int = 4096
+    n_test: int = 512
+    mask_prob: float = 0.15
+    # models
+    d_model: int = 32
+    n_prism_layers: int = 2  # GHC layers of PRISM-pure and of the hybrid's wave stream
+    n_attn_layers: int = 1  # attention layers of the hybrid
+    n_heads: int = 4
+    attn_ffn: int = 64  # feed-forward width of the hybrid's attention layer
+    baseline_depth: int = 2  # Transformer layers; its FFN width is solved to match parameters
+    filter_kind: str = "implicit"
+    filter_hidden: int = 32
+    filter_freqs: int = 8
+    max_len: int = 64
+    dropout: float = 0.0
+    # training (AdamW, cosine schedule with warm-up, grad clip)
+    steps: int = 300
+    batch_size: int = 64
+    lr: float = 1e-2
+    weight_decay: float = 0.0
+    warmup_frac: float = 0.1
+    grad_clip: float = 1.0
+    # interventions
+    sigmas: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
+    scales: tuple[float, ...] = (1.0, 0.5, 0.1, 0.01)
+    sites: tuple[int, ...] = (0,)  # 0: the embedding output; k: after layer k
+    # pass criterion (fixed before looking at results)
+    min_learned_gain: float = 0.1  # clean acc must exceed chance by this for the check to mean anything
+    phase_collapse_max: float = 0.2  # (acc - chance)/(clean - chance) at sigma = 1 must be <= this
+    attenuation_c: float = 0.1
+    attenuation_keep_min: float = 0.9  # acc(c z) / clean acc >= this
+    flatten_keep_min: float = 0.9  # acc(flattened |z|) / clean acc >= this
+    control_margin: float = 0.05  # flattening must hurt the real baseline by this much more
+    match_tol: float = 0.1  # |params(Transformer) - params(hybrid)| / params(hybrid) <= this
+    hybrid_margin: float = 0.02  # hybrid acc >= Transformer acc - this
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.filter_kind not in FILTER_KINDS:
+            raise ValueError(f"filter_kind must be one of {FILTER_KINDS}, got {self.filter_kind!r}")
+        for name in ("n_topics", "n_ambiguous", "n_private", "seq_len", "n_train", "n_test", "d_model",
+                     "n_prism_layers", "n_attn_layers", "n_heads", "baseline_depth", "steps", "batch_size"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        if self.n_topics < 2:
+            raise ValueError("the task needs at least 2 topics")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
+        if self.seq_len > self.max_len:
+            raise ValueError(f"seq_len={self.seq_len} exceeds max_len={self.max_len}")
+        if not 0.0 < self.mask_prob < 1.0 or not 0.0 <= self.p_private < 1.0:
+            raise ValueError("mask_prob must lie in (0, 1) and p_private in [0, 1)")
+        if self.dirichlet_alpha <= 0:
+            raise ValueError(f"dirichlet_alpha must be positive, got {self.dirichlet_alpha}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must lie in [0, 1), got {self.dropout}")
+        if any(s < 0 or s > 1 for s in self.sigmas) or any(c < 0 for c in self.scales):
+            raise ValueError("phase-noise sigmas must lie in [0, 1] and scales must be >= 0")
+        if any(s < 0 or s > self.n_prism_layers for s in self.sites):
+            raise ValueError(f"sites must lie in 0..{self.n_prism_layers}, got {self.sites}")
+
+
+PRESETS: dict[str, PrismConfig] = {
+    "smoke": PrismConfig(n_train=512, n_test=128, seq_len=16, d_model=16, n_heads=2, attn_ffn=32,
+                         filter_hidden=16, filter_freqs=4, steps=20, batch_size=32),
+    "reduced": PrismConfig(),
+    "full": PrismConfig(n_topics=8, n_ambiguous=96, n_private=4, seq_len=128, max_len=256, n_train=20000,
+                        n_test=2000, d_model=128, n_prism_layers=5, n_heads=8, attn_ffn=512, baseline_depth=4,
+                        filter_hidden=64, filter_freqs=32, dropout=0.1, steps=6000, batch_size=64, lr=1e-3),
+}
+
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
+                 "full": "about 15 minutes on one GPU"}
+
+
+def get_config(name: str = "reduced", **overrides) -> PrismConfig:
+    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    return select_preset(PRESETS, name, **overrides)

@@ -1,0 +1,198 @@
+"""PRISM: unit norm after every layer, the harmonic convolution equals the direct circular
+convolution, shapes/dtypes through the stack, ablation hooks change only what they claim,
+parameter matching, the smoke run and bad input."""
+
+import math
+
+import pytest
+import torch
+
+from icml26.prism import (
+    GatedHarmonicConv, Intervention, PrismHybridLM, PrismLM, RobustPhaseNorm, TransformerLM, build_models,
+    count_params, get_config, harmonic_conv, intervene_complex, intervene_real, make_task, mask_tokens,
+    matched_ffn_dim, project_unit, static_rotation,
+)
+from icml26.prism import experiment as ex
+
+
+def rand_complex(*shape, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.complex(torch.randn(*shape, generator=g), torch.randn(*shape, generator=g))
+
+
+def test_unit_norm_holds_after_every_layer():
+    torch.manual_seed(0)
+    model = PrismLM(20, 8, 3, norm="unit", filter_hidden=8, filter_freqs=4)
+    tokens = torch.randint(20, (4, 10))
+    _, _, states = model.encoder(tokens, return_states=True)
+    assert len(states) == 4  # embedding output + 3 layers
+    for z in states:
+        assert torch.allclose(z.abs(), torch.ones_like(z.real), atol=1e-5)
+
+
+def test_rms_norm_gives_unit_token_energy_and_keeps_phase():
+    x = rand_complex(2, 5, 6)
+    y = RobustPhaseNorm(6)(x)
+    assert torch.allclose((y.abs() ** 2).mean(-1), torch.ones(2, 5), atol=1e-4)
+    assert torch.allclose(torch.angle(y), torch.angle(x), atol=1e-5)
+
+
+def test_harmonic_conv_equals_direct_circular_convolution():
+    B, L, d = 2, 7, 3
+    x, h = rand_complex(B, L, d, seed=1), rand_complex(L, d, seed=2)
+    k = torch.fft.ifft(h, dim=0)  # the kernel whose DFT is h
+    direct = torch.zeros(B, L, d, dtype=torch.complex64)
+    for n in range(L):
+        for m in range(L):
+            direct[:, n] += x[:, m] * k[(n - m) % L]
+    assert torch.allclose(harmonic_conv(x, h), direct, atol=1e-5)
+
+
+def test_harmonic_conv_is_shift_equivariant():
+    x, h = rand_complex(1, 9, 4, seed=3), rand_complex(9, 4, seed=4)
+    assert torch.allclose(harmonic_conv(torch.roll(x, 2, 1), h), torch.roll(harmonic_conv(x, h), 2, 1), atol=1e-5)
+
+
+def test_static_rotation_is_unit_and_matches_formula():
+    s = static_rotation(5, 4)
+    assert torch.allclose(s.abs(), torch.ones(5, 4), atol=1e-6)
+    assert torch.allclose(torch.angle(s[3, 1]), torch.tensor(3 * 10000 ** (-1 / 4)), atol=1e-6)
+
+
+def test_shapes_and_dtypes_through_the_stack():
+    cfg = get_config("smoke")
+    models = build_models(cfg, 11)
+    tokens = torch.randint(11, (3, cfg.seq_len))
+    for m in models.values():
+        out = m(tokens)
+        assert out.shape == (3, cfg.seq_len, 11) and out.dtype == torch.float32
+    z, e, states = models["prism_rms"].encoder(tokens, return_states=True)
+    assert z.dtype == torch.complex64 and e.dtype == torch.float32 and z.shape == (3, cfg.seq_len, cfg.d_model)
+
+
+def test_gradients_reach_every_parameter():
+    torch.manual_seed(0)
+    model = PrismHybridLM(12, 8, 2, 1, 2, 16, filter_hidden=8, filter_freqs=4)
+    model(torch.randint(12, (2, 6))).sum().backward()
+    missing = [n for n, p in model.named_parameters() if p.grad is None or not torch.isfinite(p.grad).all()]
+    assert not missing
+
+
+def test_phase_noise_keeps_modulus_and_changes_phase():
+    z = rand_complex(2, 5, 6)
+    y = intervene_complex(z, Intervention("phase_noise", 1.0))
+    assert torch.allclose(y.abs(), z.abs(), atol=1e-5)
+    assert (torch.angle(y / z).abs() > 1e-3).float().mean() > 0.9
+    assert torch.equal(intervene_complex(z, Intervention("phase_noise", 0.0)), z)
+
+
+def test_magnitude_interventions_keep_phase():
+    z = rand_complex(2, 5, 6)
+    flat = intervene_complex(z, Intervention("flatten"))
+    assert torch.allclose(torch.angle(flat), torch.angle(z), atol=1e-5)
+    mod = flat.abs()
+    assert torch.allclose(mod, mod[..., :1].expand_as(mod), atol=1e-5)  # one modulus per token
+    assert torch.allclose((mod ** 2).mean(-1), (z.abs() ** 2).mean(-1), atol=1e-4)  # token energy kept
+    att = intervene_complex(z, Intervention("attenuate", 0.1))
+    assert torch.allclose(att, 0.1 * z)
+
+
+def test_real_controls_change_only_their_part():
+    h = torch.randn(2, 5, 6)
+    flip = intervene_real(h, Intervention("phase_noise", 1.0))
+    assert torch.allclose(flip.abs(), h.abs()) and (flip != h).any()
+    flat = intervene_real(h, Intervention("flatten"))
+    assert torch.equal(torch.sign(flat), torch.sign(h))
+    assert torch.allclose((flat ** 2).mean(-1), (h ** 2).mean(-1), atol=1e-5)
+
+
+def test_intervention_targets_only_its_site():
+    torch.manual_seed(0)
+    model = PrismLM(10, 8, 2, norm="rms", filter_hidden=8, filter_freqs=4)
+    tokens = torch.randint(10, (2, 6))
+    _, _, clean = model.encoder(tokens, return_states=True)
+    _, _, hit = model.encoder(tokens, Intervention("phase_noise", 1.0, (2,)), return_states=True)
+    assert torch.equal(clean[0], hit[0]) and torch.equal(clean[1], hit[1])
+    assert not torch.allclose(clean[2], hit[2])
+
+
+def test_unit_mode_is_blind_to_flattening_and_attenuation_at_input():
+    torch.manual_seed(0)
+    model = PrismLM(10, 8, 2, norm="unit", filter_hidden=8, filter_freqs=4).eval()
+    tokens = torch.randint(10, (2, 6))
+    assert torch.allclose(model(tokens, Intervention("flatten")), model(tokens), atol=1e-4)
+
+
+def test_matched_parameters():
+    cfg = get_config("smoke")
+    models = build_models(cfg, 20)
+    h, t = count_params(models["hybrid"]), count_params(models["transformer"])
+    assert abs(h["non_embedding"] - t["non_embedding"]) / h["non_embedding"] < 0.02
+    assert h["embedding"] == t["embedding"] == 20 * cfg.d_model
+
+
+def test_project_unit():
+    z = rand_complex(3, 4, 5)
+    assert torch.allclose(project_unit(z).abs(), torch.ones(3, 4, 5), atol=1e-6)
+
+
+def test_task_and_masking():
+    task = make_task(n_topics=3, n_ambiguous=5, n_private=2, seq_len=8, n_train=64, n_test=16, seed=1)
+    assert task.vocab_size == 1 + 5 + 6 and int(task.train.max()) < task.vocab_size and int(task.train.min()) >= 1
+    assert torch.allclose(task.transitions.sum(-1), torch.ones(3, 5))
+    again = make_task(n_topics=3, n_ambiguous=5, n_private=2, seq_len=8, n_train=64, n_test=16, seed=1)
+    assert torch.equal(task.train, again.train)
+    inp, m = mask_tokens(task.train, 0.5, torch.Generator().manual_seed(0))
+    assert bool((inp[m] == 0).all()) and torch.equal(inp[~m], task.train[~m])
+
+
+def test_cosine_schedule():
+    assert ex.cosine_lr(0, 100, 0.1) == pytest.approx(0.1)
+    assert ex.cosine_lr(10, 100, 0.1) == pytest.approx(1.0)
+    assert ex.cosine_lr(100, 100, 0.1) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_smoke_run_end_to_end():
+    cfg = get_config("smoke")
+    run = ex.run_chapter(cfg, seed=0)
+    assert set(run.clean) == {"prism_unit", "prism_rms", "hybrid", "transformer"}
+    assert all(math.isfinite(v) for l in run.losses.values() for v in l)
+    assert run.phase_curve["prism_rms"].shape == (len(cfg.sigmas),)
+    claim, measured, checks = ex.claim_figures(run)
+    assert claim and measured and all(isinstance(v, bool) for v in checks.values())
+    acc = ex.explore_accuracy(run, sigma=0.5, scale=0.5, flatten=True, site=1)
+    assert set(acc) == set(run.models) and all(0 <= v <= 1 for v in acc.values())
+    assert "| model |" in ex.param_table(run)
+
+
+def test_bad_input_is_rejected():
+    with pytest.raises(ValueError, match="valid presets"):
+        get_config("huge")
+    with pytest.raises(ValueError, match="divisible"):
+        get_config("smoke", d_model=15)
+    with pytest.raises(ValueError, match="max_len"):
+        get_config("smoke", seq_len=600)
+    with pytest.raises(ValueError, match="filter_kind"):
+        get_config("smoke", filter_kind="wavelet")
+    with pytest.raises(ValueError, match="unknown intervention"):
+        Intervention("erase")
+    with pytest.raises(ValueError, match="sigma"):
+        Intervention("phase_noise", 2.0)
+    with pytest.raises(ValueError, match="norm mode"):
+        GatedHarmonicConv(8, norm="layer")
+    with pytest.raises(TypeError, match="complex"):
+        GatedHarmonicConv(8)(torch.randn(1, 4, 8))
+    with pytest.raises(ValueError, match="shape"):
+        GatedHarmonicConv(8)(rand_complex(1, 4, 7))
+    model = PrismLM(10, 8, 1, filter_hidden=8, filter_freqs=4)
+    with pytest.raises(ValueError, match="token ids"):
+        model(torch.full((1, 4), 12))
+    with pytest.raises(ValueError, match="batch, length"):
+        model(torch.zeros(4, dtype=torch.long))
+    with pytest.raises(ValueError, match="lower baseline_depth"):
+        matched_ffn_dim(1000, 10, 32, 4)
+    with pytest.raises(TypeError):
+        intervene_complex(torch.randn(1, 2, 3), Intervention("flatten"))
+    from icml26.prism.layers import ExplicitFilter
+    with pytest.raises(ValueError, match="max_len"):
+        ExplicitFilter(4, 8)(16)
