@@ -1,0 +1,171 @@
+"""Parts B and C: group-based RL on a real `transformers` causal LM (random init from a tiny config).
+
+One RL step (paper, Sec. 2, "Algorithm"): sample P prompts -> n completions each (temperature 1,
+digit-masked) -> verify -> rho_hat per group -> advantages by the chosen weighting -> DAPO only:
+keep informative groups, drawing further prompt batches until P are collected -> one
+policy-gradient update with the token-level loss
+
+    L = -(1 / sum_i L_i) sum_i sum_t min(k_it A_i, clip(k_it, 1 - eps_l, 1 + eps_h) A_i),
+
+k_it = pi_theta / pi_old (== 1 on the single on-policy update we take, so this is REINFORCE with
+the scheme's advantages). Everything but the advantage is identical across schemes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+from icml26.common import progress
+
+from .task import MAX_ANSWER_LEN, NUM_DIGITS, VOCAB_SIZE, AdditionTask, exact_match_reward
+from .weighting import check_scheme, group_advantages, informative_groups
+
+
+def build_model(d_model: int = 64, n_layer: int = 2, n_head: int = 2, seed: int = 0, device="cpu") -> GPT2LMHeadModel:
+    """A randomly initialised GPT-2 (Hugging Face `transformers`) from a tiny config; nothing is downloaded."""
+    if d_model % n_head:
+        raise ValueError(f"d_model ({d_model}) must be divisible by n_head ({n_head})")
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=VOCAB_SIZE, n_positions=8, n_embd=d_model, n_layer=n_layer, n_head=n_head,
+                        n_inner=2 * d_model, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                        bos_token_id=12, eos_token_id=12)
+    return GPT2LMHeadModel(config).to(device)
+
+
+def digit_logits(model, tokens: torch.Tensor) -> torch.Tensor:
+    """Next-token logits restricted to the digit tokens (the decoding mask): (B, T) -> (B, T, 10)."""
+    return model(input_ids=tokens).logits[..., :NUM_DIGITS]
+
+
+@torch.no_grad()
+def sample_groups(model, prompts: torch.Tensor, n: int, generator: torch.Generator) -> torch.Tensor:
+    """n sampled answers of MAX_ANSWER_LEN digits per prompt, batched: (P, T0) -> (P * n, T0 + 2).
+
+    Row p * n + j is the j-th sample of prompt p (temperature 1 over the digit tokens).
+    """
+    probs = torch.softmax(digit_logits(model, prompts)[:, -1].float(), dim=-1)  # (P, 10): first digit, once per prompt
+    first = torch.multinomial(probs, n, replacement=True, generator=generator).reshape(-1, 1)  # (P*n, 1)
+    seqs = torch.cat([prompts.repeat_interleave(n, dim=0), first], dim=1)  # (P*n, T0 + 1)
+    for _ in range(MAX_ANSWER_LEN - 1):
+        probs = torch.softmax(digit_logits(model, seqs)[:, -1].float(), dim=-1)  # (P*n, 10)
+        nxt = torch.multinomial(probs, 1, generator=generator)  # (P*n, 1)
+        seqs = torch.cat([seqs, nxt], dim=1)
+    return seqs
+
+
+def answer_logprobs(model, seqs: torch.Tensor, prompt_len: int) -> torch.Tensor:
+    """log pi(y_t | prefix) of the answer tokens under the digit-masked policy: (B, T) -> (B, L)."""
+    logits = digit_logits(model, seqs[:, :-1])[:, prompt_len - 1:]  # (B, L, 10)
+    return torch.log_softmax(logits.float(), dim=-1).gather(-1, seqs[:, prompt_len:, None]).squeeze(-1)
+
+
+@torch.no_grad()
+def success_probs(model, task: AdditionTask) -> torch.Tensor:
+    """Exact success probability of every prompt: prod_t pi(correct digit_t | correct prefix). (N,)"""
+    seqs = torch.cat([task.prompts, task.answers], dim=1)
+    lp = answer_logprobs(model, seqs, task.prompts.shape[1])  # (N, L)
+    mask = torch.arange(MAX_ANSWER_LEN, device=lp.device)[None, :] < task.lengths[:, None]
+    return torch.exp((lp * mask).sum(dim=1))
+
+
+def pg_loss(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor,
+            eps_low: float = 0.2, eps_high: float = 0.28) -> torch.Tensor:
+    """Token-level clipped surrogate (DAPO-style clip-higher), averaged over all response tokens.
+
+    logp, old_logp, mask: (B, L); adv: (B,).
+    """
+    ratio = torch.exp(logp - old_logp)
+    a = adv[:, None]
+    obj = torch.minimum(ratio * a, ratio.clamp(1 - eps_low, 1 + eps_high) * a)
+    return -(obj * mask).sum() / mask.sum().clamp_min(1)
+
+
+@dataclass
+class RLHistory:
+    """Per-step logs of one RL run."""
+
+    scheme: str
+    accuracy: np.ndarray  # (steps + 1,) mean exact success probability over all prompts
+    zero_frac: np.ndarray  # (steps,) fraction of sampled groups with rho_hat = 0
+    responses: np.ndarray  # (steps + 1,) cumulative generated responses
+
+
+def _collect_batch(model, task, scheme, P, n, max_rounds, gen, device):
+    """Sample P groups (DAPO: keep only informative groups, up to `max_rounds` prompt batches)."""
+    seqs_all, rew_all, idx_all, used, zero = [], [], [], 0, None
+    rounds = max_rounds if scheme == "dapo" else 1
+    kept = 0
+    for _ in range(rounds):
+        idx = torch.randint(task.size, (P,), generator=gen, device="cpu").to(device)  # (P,)
+        seqs = sample_groups(model, task.prompts[idx], n, gen)  # (P*n, T)
+        resp = seqs[:, task.prompts.shape[1]:]
+        rewards = exact_match_reward(resp, task.answers[idx].repeat_interleave(n, 0),
+                                     task.lengths[idx].repeat_interleave(n, 0)).reshape(P, n)  # (P, n)
+        used += P * n
+        if zero is None:
+            zero = float((rewards.sum(1) == 0).float().mean())
+        keep = informative_groups(rewards) if scheme == "dapo" else torch.ones(P, dtype=torch.bool, device=device)
+        keep &= torch.cumsum(keep.long(), 0) <= P - kept  # do not overfill
+        seqs_all.append(seqs.reshape(P, n, -1)[keep])
+        rew_all.append(rewards[keep])
+        idx_all.append(idx[keep])
+        kept += int(keep.sum())
+        if kept >= P:
+            break
+    return torch.cat(seqs_all), torch.cat(rew_all), torch.cat(idx_all), used, zero
+
+
+def train_rl(model, task: AdditionTask, scheme: str, steps: int, prompts_per_step: int = 32, group_size: int = 8,
+             lr: float = 1e-3, max_rounds: int = 4, grad_clip: float = 1.0, seed: int = 0,
+             show_progress: bool = False, desc: str | None = None) -> RLHistory:
+    """Group-based policy-gradient RL with the weighting `scheme` (one on-policy update per batch)."""
+    check_scheme(scheme)
+    if group_size < 2:
+        raise ValueError(f"group size must be at least 2, got {group_size}")
+    if steps < 1 or prompts_per_step < 1 or lr <= 0:
+        raise ValueError("steps, prompts_per_step and lr must be positive")
+    device = next(model.parameters()).device
+    task = task.to(device)
+    gen = torch.Generator(device=device).manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    T0 = task.prompts.shape[1]
+    acc, zero, resp = [float(success_probs(model, task).mean())], [], [0.0]
+    for _ in progress(range(steps), desc=desc or scheme, disable=not show_progress, leave=False):
+        seqs, rewards, idx, used, z = _collect_batch(model, task, scheme, prompts_per_step, group_size, max_rounds, gen, device)
+        zero.append(z)
+        resp.append(resp[-1] + used)
+        if seqs.shape[0] > 0:
+            adv = group_advantages(rewards, scheme).reshape(-1)  # (G*n,)
+            seqs = seqs.reshape(-1, seqs.shape[-1])  # (G*n, T)
+            mask = (torch.arange(MAX_ANSWER_LEN, device=device)[None, :]
+                    < task.lengths[idx].repeat_interleave(group_size, 0)[:, None]).float()  # (G*n, L)
+            logp = answer_logprobs(model, seqs, T0)
+            loss = pg_loss(logp, logp.detach(), adv, mask)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+            opt.step()
+        acc.append(float(success_probs(model, task).mean()))
+    return RLHistory(scheme, np.array(acc), np.array(zero), np.array(resp))
+
+
+def train_sft(model, task: AdditionTask, steps: int, batch_size: int = 32, lr: float = 1e-3, seed: int = 0) -> float:
+    """Supervised warm-up: cross-entropy on the correct answers (digit-masked). Returns final mean success."""
+    device = next(model.parameters()).device
+    task = task.to(device)
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    T0 = task.prompts.shape[1]
+    for _ in range(steps):
+        idx = torch.randint(task.size, (batch_size,), generator=gen).to(device)
+        seqs = torch.cat([task.prompts[idx], task.answers[idx]], dim=1)
+        mask = (torch.arange(MAX_ANSWER_LEN, device=device)[None, :] < task.lengths[idx][:, None]).float()
+        loss = -(answer_logprobs(model, seqs, T0) * mask).sum() / mask.sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return float(success_probs(model, task).mean())

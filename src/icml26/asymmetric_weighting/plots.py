@@ -1,0 +1,117 @@
+"""Figures of the chapter."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from icml26.common import PALETTE
+
+from .theory import optimal_weight
+from .weighting import LABELS, advantage_coefficients, effective_weight, prompt_weight
+
+COLORS = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(("grpo", "sqrt", "linear", "rloo", "dapo", "uniform", "plateau"))}
+
+
+def plot_weights(n: int = 8, schemes=("rloo", "grpo", "linear", "sqrt", "uniform", "plateau")):
+    """Left: effective weight w(rho) with the discrete rho_hat grid of a group of n. Right: the
+    advantage of a wrong response -a0(rho_hat) (non-zero at rho_hat = 0 only for asymmetric schemes)."""
+    rho = torch.linspace(0.001, 0.999, 400, dtype=torch.float64)
+    grid = torch.arange(n + 1, dtype=torch.float64) / n
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for s in schemes:
+        w = effective_weight(s, rho)
+        axes[0].plot(rho, w / w.max(), color=COLORS[s], label=LABELS[s])
+        a1, a0 = advantage_coefficients(s, grid, n)
+        axes[1].plot(grid[:-1], -a0[:-1], "o-", color=COLORS[s], label=LABELS[s], ms=4)
+    axes[0].set(xlabel=r"success probability $\rho$", ylabel=r"effective weight $w(\rho)$ (max = 1)",
+                title=r"weight on $\bar g_1-\bar g_0$")
+    axes[1].axvline(0, color="grey", lw=0.8)
+    axes[1].set(xlabel=rf"$\hat\rho$ (group of n = {n})", ylabel="advantage of a wrong response",
+                title=r"at $\hat\rho=0$ only asymmetric schemes give a gradient")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_optimal(rho_num: dict, schemes=("grpo", "sqrt", "linear", "rloo")):
+    """Optimal weights (closed form, lines; numerical minimisation, dots) vs rho, both clocks,
+    with the schemes' weights, all normalised at rho = 0.5."""
+    rho = torch.logspace(-2.5, np.log10(0.99), 300, dtype=torch.float64)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    for ax, clock in zip(axes, ("updates", "responses")):
+        half = torch.tensor(0.5, dtype=torch.float64)
+        for s in schemes:
+            ax.loglog(rho, prompt_weight(s, rho) / prompt_weight(s, half), color=COLORS[s], lw=1, alpha=0.7, label=LABELS[s])
+        opt = optimal_weight(rho, clock) / optimal_weight(half, clock)
+        ax.loglog(rho, opt, "k--", lw=2, label="optimal (closed form)")
+        r, om = rho_num[clock]
+        k = int(torch.argmin((r - 0.5).abs()))
+        ax.loglog(r[::10], (om / om[k])[::10], "ko", ms=3, label="optimal (numerical)")
+        ax.set(xlabel=r"$\rho$", title=f"time counted in {clock}")
+    axes[0].set_ylabel(r"prompt weight $\omega(\rho)$ / $\omega(0.5)$")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_simulator(part_a: dict, target: float):
+    """Mean success vs updates and vs generated responses: Monte Carlo (solid) and theory (dashed)."""
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    for row, regime in enumerate(("scratch", "post_sft")):
+        for scheme, (mc, mf) in part_a[regime].items():
+            c = COLORS[scheme]
+            axes[row, 0].plot(mc.accuracy, color=c, label=LABELS[scheme])
+            axes[row, 0].plot(mf.accuracy, "--", color=c, lw=1)
+            axes[row, 1].plot(mc.responses, mc.accuracy, color=c)
+            axes[row, 1].plot(mf.responses, mf.accuracy, "--", color=c, lw=1)
+        for ax in axes[row]:
+            ax.axhline(target, color="grey", lw=0.6, ls=":")
+            ax.set_ylabel(f"mean success ({'from scratch' if regime == 'scratch' else 'post-SFT start'})")
+        axes[row, 0].set_xlabel("updates")
+        axes[row, 1].set_xlabel("generated responses per prompt")
+    axes[0, 0].legend(fontsize=8)
+    fig.suptitle("Part A: Monte Carlo (solid) vs exact expected-update theory (dashed)")
+    fig.tight_layout()
+    return fig
+
+
+def plot_training(runs: dict, target: float | None = None, title: str = ""):
+    """Mean exact accuracy (left) and fraction of all-zero groups (right) per scheme, mean over seeds."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    for s, hs in runs.items():
+        acc = np.mean([h.accuracy for h in hs], axis=0)
+        zero = np.mean([h.zero_frac for h in hs], axis=0)
+        axes[0].plot(acc, color=COLORS[s], label=LABELS[s])
+        k = max(1, len(zero) // 15)
+        axes[1].plot(np.convolve(zero, np.ones(k) / k, mode="valid"), color=COLORS[s])
+    if target is not None:
+        axes[0].axhline(target, color="grey", lw=0.6, ls=":")
+    axes[0].set(xlabel="updates", ylabel="mean exact success over all prompts", title=title)
+    axes[1].set(xlabel="updates", ylabel="fraction of groups with no success", ylim=(0, 1))
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_explore(info: dict, rho0: float, target: float):
+    """Widget view: weights at rho0 (GRPO = 1) and predicted time to target relative to the optimum."""
+    schemes = [s for s in info if s != "optimal"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
+    x = np.arange(len(schemes))
+    axes[0].bar(x, [info[s]["omega"] for s in schemes], color=[COLORS[s] for s in schemes])
+    axes[0].axhline(info["optimal"]["omega_responses"], color="k", ls="--", lw=1, label="optimal (responses), GRPO-normalised")
+    axes[0].set(xticks=x, xticklabels=[LABELS[s] for s in schemes], yscale="log",
+                title=rf"prompt weight at $\rho_0$ = {rho0:.3f} (GRPO = 1)")
+    axes[0].legend(fontsize=8)
+    w = 0.38
+    axes[1].bar(x - w / 2, [info[s]["time_updates"] for s in schemes], w, label="clock: updates", color="#999999")
+    axes[1].bar(x + w / 2, [info[s]["time_responses"] for s in schemes], w, label="clock: responses",
+                color=[COLORS[s] for s in schemes])
+    axes[1].axhline(1, color="k", lw=0.8)
+    axes[1].set(xticks=x, xticklabels=[LABELS[s] for s in schemes], yscale="log",
+                title=rf"predicted time {rho0:.3f} $\to$ {target} at equal budget (optimum = 1)")
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    return fig

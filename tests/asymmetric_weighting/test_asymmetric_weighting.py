@@ -1,0 +1,212 @@
+"""Advantages on hand-made groups, the zero-success property, the decomposition identity, the
+simulator's exact expected update vs Monte Carlo, the theory's optima, the exact reward checker,
+bad input and an end-to-end smoke run."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.asymmetric_weighting import get_config
+from icml26.asymmetric_weighting import experiment, lm, simulator, task, theory
+from icml26.asymmetric_weighting.weighting import (
+    ASYMMETRIC, SCHEMES, SYMMETRIC, effective_weight, group_advantages, informative_groups, prompt_weight,
+)
+
+
+def test_hand_made_groups():
+    r = torch.tensor([[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0], [1, 1, 1, 1]], dtype=torch.float64)
+    A = {s: group_advantages(r, s) for s in SCHEMES}
+    c = 4 / 3
+    assert torch.allclose(A["rloo"][0], torch.tensor([c * 0.75, -c * 0.25, -c * 0.25, -c * 0.25], dtype=torch.float64))
+    # RLOO = reward minus the mean of the other responses
+    loo = r - (r.sum(1, keepdim=True) - r) / 3
+    assert torch.allclose(A["rloo"], loo)
+    s = math.sqrt(0.25 * 0.75)
+    assert torch.allclose(A["grpo"][0], torch.tensor([0.75, -0.25, -0.25, -0.25], dtype=torch.float64) / (s + 1e-6))
+    assert torch.allclose(A["grpo"][1], torch.tensor([1.0, 1.0, -1.0, -1.0], dtype=torch.float64), atol=1e-5)
+    assert torch.allclose(A["linear"][0], torch.tensor([3.0, -1, -1, -1], dtype=torch.float64))
+    assert torch.allclose(A["sqrt"][0], torch.tensor([math.sqrt(0.75) / 0.25] + [-1 / math.sqrt(0.75)] * 3, dtype=torch.float64))
+    assert torch.allclose(A["uniform"][1], torch.tensor([2.0, 2.0, -2.0, -2.0], dtype=torch.float64))
+    assert torch.allclose(A["dapo"], A["grpo"])
+
+
+def test_advantages_equal_omega_times_centered_reward():
+    """A_i = omega(rho_hat)(r_i - rho_hat) wherever 0 < rho_hat < 1 (the decomposition of Sec. 2)."""
+    gen = torch.Generator().manual_seed(0)
+    r = (torch.rand(200, 8, generator=gen) < 0.4).double()
+    rho = r.mean(1, keepdim=True)
+    mid = ((rho > 0) & (rho < 1)).squeeze(1)
+    for s in SCHEMES:
+        A = group_advantages(r, s)[mid]
+        expect = prompt_weight(s, rho[mid], n=8) * (r[mid] - rho[mid])
+        tol = 1e-4 if s in ("grpo", "dapo") else 1e-10
+        assert torch.allclose(A, expect, atol=tol), s
+
+
+def test_zero_success_groups_get_gradient_only_under_asymmetric_schemes():
+    zero = torch.zeros(3, 8)
+    full = torch.ones(3, 8)
+    for s in SYMMETRIC:
+        assert float(group_advantages(zero, s).abs().max()) == 0.0
+        assert float(group_advantages(full, s).abs().max()) == 0.0
+    for s in ASYMMETRIC:
+        A = group_advantages(zero, s)
+        assert torch.isfinite(A).all() and bool((A < 0).all()), s  # every sampled wrong answer is pushed down
+        assert torch.allclose(A, -torch.ones_like(A)), s
+    assert not bool(informative_groups(zero).any()) and not bool(informative_groups(full).any())
+
+
+def test_effective_weight_symmetry():
+    rho = torch.linspace(0.01, 0.49, 30, dtype=torch.float64)
+    for s in ("rloo", "grpo"):
+        assert torch.allclose(effective_weight(s, rho), effective_weight(s, 1 - rho))
+    for s in ("linear", "sqrt"):
+        assert bool((effective_weight(s, rho) > effective_weight(s, 1 - rho)).all())
+
+
+def test_policy_gradient_of_advantages_matches_decomposition():
+    """Gradient of the surrogate (1/n) sum A_i log pi(y_i) == omega rho(1-rho)(gbar_1 - gbar_0)."""
+    torch.manual_seed(0)
+    theta = torch.randn(6, dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([0, 2, 0, 5, 1, 3, 0, 4])
+    r = (y == 0).double()[None]
+    for s in ("grpo", "linear", "sqrt"):
+        A = group_advantages(r, s)[0]
+        logp = torch.log_softmax(theta, 0)[y]
+        g = torch.autograd.grad((A * logp).mean(), theta)[0]
+        grads = torch.stack([torch.autograd.grad(torch.log_softmax(theta, 0)[yi], theta)[0] for yi in y])
+        rho = r.mean()
+        w = prompt_weight(s, rho, n=8) * rho * (1 - rho)
+        expect = w * (grads[r[0] == 1].mean(0) - grads[r[0] == 0].mean(0))
+        assert torch.allclose(g, expect, atol=1e-5), s
+
+
+def test_simulator_expected_update_matches_monte_carlo():
+    logits = simulator.initial_logits(torch.tensor([0.05, 0.3, 0.8], dtype=torch.float64), 5)
+    reps = 20000
+    for s in ("rloo", "grpo", "linear", "sqrt"):
+        exact = simulator.expected_update(logits, s, 6)
+        u, _ = simulator.sample_update(logits.repeat_interleave(reps, 0), s, 6, torch.Generator().manual_seed(1))
+        u = u.reshape(3, reps, 5)  # (K, reps, M)
+        se = u.std(1) / math.sqrt(reps)
+        assert bool(((u.mean(1) - exact).abs() <= 5 * se + 1e-6).all()), s
+
+
+def test_expected_update_identities():
+    """RLOO is unbiased for grad rho; Linear-R equals (1 - (1-rho)^n) grad log rho, exactly."""
+    logits = simulator.initial_logits(torch.tensor([0.02, 0.4, 0.9], dtype=torch.float64), 7)
+    pi = torch.softmax(logits, -1)
+    rho = pi[:, :1]
+    e0 = torch.zeros_like(pi)
+    e0[:, 0] = 1
+    n = 6
+    assert torch.allclose(simulator.expected_update(logits, "rloo", n), rho * (e0 - pi), atol=1e-12)
+    assert torch.allclose(simulator.expected_update(logits, "linear", n), (1 - (1 - rho) ** n) * (e0 - pi), atol=1e-12)
+
+
+def test_initial_logits_and_mean_field_close_to_simulation():
+    rho0 = torch.full((300,), 0.05, dtype=torch.float64)
+    assert torch.allclose(simulator.success(simulator.initial_logits(rho0, 20)), rho0)
+    mc = simulator.simulate(rho0, "sqrt", 8, 1.0, 25, seed=0)
+    mf = simulator.mean_field(rho0, "sqrt", 8, 1.0, 25)
+    assert abs(mc.accuracy[-1] - mf.accuracy[-1]) < 0.05
+    assert mf.accuracy[-1] > mf.accuracy[0]
+
+
+def test_theory_optimum_closed_form_and_numeric():
+    for clock in theory.CLOCKS:
+        rho, om = theory.optimal_weight_numeric(0.02, 0.9, clock, points=101)
+        cf = theory.optimal_weight(rho, clock)
+        assert torch.allclose(om, cf / cf[0], rtol=1e-3), clock
+    assert abs(theory.scheme_time("grpo", 0.01, 0.9, "updates") - 1) < 1e-9
+    assert abs(theory.scheme_time("sqrt", 0.01, 0.9, "responses") - 1) < 1e-9
+    assert theory.scheme_time("sqrt", 0.01, 0.9, "updates") > 1
+    assert theory.scheme_time("grpo", 0.01, 0.9, "responses") > 1
+
+
+def test_reward_checker_is_exact():
+    t = task.make_task(0, 9)
+    assert t.size == 100
+    s = t.prompts[:, 1] + t.prompts[:, 3]
+    assert torch.equal(t.lengths, 1 + (s >= 10).long())
+    assert torch.equal(torch.where(t.lengths == 2, 10 * t.answers[:, 0] + t.answers[:, 1], t.answers[:, 0]), s)
+    assert bool((task.exact_match_reward(t.answers, t.answers, t.lengths) == 1).all())
+    resp = t.answers.clone()
+    resp[:, 0] = (resp[:, 0] + 1) % 10
+    assert bool((task.exact_match_reward(resp, t.answers, t.lengths) == 0).all())
+    resp = t.answers.clone()
+    resp[:, 1] = (resp[:, 1] + 3) % 10  # the second position only counts for two-digit answers
+    assert torch.equal(task.exact_match_reward(resp, t.answers, t.lengths), (t.lengths == 1).float())
+    bad = t.answers.clone()
+    bad[:, 0] = task.PLUS
+    assert float(task.exact_match_reward(bad, t.answers, t.lengths).max()) == 0.0
+
+
+def test_model_success_probs_are_probabilities():
+    m = lm.build_model(16, 1, 2, seed=0)
+    t = task.make_task()
+    p = lm.success_probs(m, t)
+    assert p.shape == (t.size,) and bool(((p > 0) & (p < 1)).all())
+    seqs = lm.sample_groups(m, t.prompts[:3], 4, torch.Generator().manual_seed(0))
+    assert seqs.shape == (12, task.PROMPT_LEN + task.MAX_ANSWER_LEN)
+    assert bool((seqs[:, task.PROMPT_LEN:] < 10).all())
+    assert torch.equal(seqs[:4, :task.PROMPT_LEN], t.prompts[:1].expand(4, -1))
+
+
+def test_bad_input_rejected():
+    with pytest.raises(ValueError, match="valid schemes"):
+        group_advantages(torch.zeros(2, 4), "ppo")
+    with pytest.raises(ValueError, match="group size"):
+        group_advantages(torch.zeros(2, 1), "grpo")
+    with pytest.raises(ValueError, match="binary"):
+        group_advantages(torch.full((2, 4), 0.5), "grpo")
+    with pytest.raises(ValueError, match="num_prompts, group_size"):
+        group_advantages(torch.zeros(4), "grpo")
+    with pytest.raises(ValueError, match="valid presets"):
+        get_config("huge")
+    with pytest.raises(ValueError, match="valid schemes"):
+        get_config("smoke", schemes=("grpo", "sqrt", "linear", "ppo"))
+    with pytest.raises(ValueError, match="group size"):
+        get_config("smoke", group_size=1)
+    with pytest.raises(ValueError, match="valid clocks"):
+        theory.optimal_weight(torch.tensor([0.5]), "seconds")
+    with pytest.raises(ValueError, match="rho0"):
+        theory.rho_grid(0.5, 0.2)
+    with pytest.raises(ValueError, match="max_operand"):
+        task.make_task(0, 12)
+    with pytest.raises(ValueError, match="0 < rho < 1"):
+        prompt_weight("grpo", torch.tensor([0.0]))
+    with pytest.raises(ValueError, match="group size"):
+        lm.train_rl(lm.build_model(16, 1, 2), task.make_task(), "grpo", 2, 4, 1)
+    with pytest.raises(ValueError, match="must be"):
+        task.exact_match_reward(torch.zeros(3, 2), torch.zeros(3, 1), torch.ones(3))
+
+
+def test_claim_criterion():
+    cfg = get_config("smoke", target_acc=0.5, rl_steps=100)
+    mk = lambda acc: lm.RLHistory("x", np.array(acc), np.zeros(len(acc) - 1), np.zeros(len(acc)))
+    ramp = lambda k: mk([0.0] * k + [0.6] * (101 - k))
+    part_b = {"grpo": [ramp(100)], "sqrt": [ramp(50)], "linear": [ramp(60)]}
+    part_c = {"grpo": [mk([0.7, 0.9])], "sqrt": [mk([0.7, 0.92])]}
+    _, measured, checks = experiment.claim_figures(part_b, part_c, cfg)
+    assert all(checks.values()) and measured["ratio_sqrt_vs_grpo"] == 0.5
+    part_b["linear"] = [ramp(90)]
+    part_c["sqrt"] = [mk([0.7, 0.8])]
+    _, _, checks = experiment.claim_figures(part_b, part_c, cfg)
+    assert not checks["Linear-R faster than GRPO from scratch"] and not checks["post-SFT gap small"]
+
+
+def test_smoke_end_to_end():
+    cfg = get_config("smoke", device="cpu")
+    a = experiment.run_part_a(cfg)
+    assert set(a) == {"scratch", "post_sft"} and set(a["scratch"]) == set(cfg.schemes)
+    b = experiment.run_part_b(cfg)
+    c, sft = experiment.run_part_c(cfg)
+    assert all(len(h.accuracy) == cfg.rl_steps + 1 for hs in b.values() for h in hs)
+    claim, measured, checks = experiment.claim_figures(b, c, cfg)
+    assert claim and measured and set(checks) == {"Sqrt-R faster than GRPO from scratch",
+                                                  "Linear-R faster than GRPO from scratch", "post-SFT gap small"}
+    info = experiment.explore_theory(0.05)
+    assert abs(info["grpo"]["omega"] - 1) < 1e-12
