@@ -11,8 +11,9 @@ from icml26.common import select_preset
 class ConformalMIPConfig:
     """Every knob of one run (instances, solver, predictor, calibration, evaluation).
 
-    Instances (Sec. "Experiments"): maximum independent set on Barabasi-Albert graphs with
-    `mis_nodes` nodes (drawn uniformly in the closed range) and attachment `mis_m`;
+    Instances (Sec. "Experiments"): weighted maximum independent set on Barabasi-Albert graphs
+    with `mis_nodes` nodes (drawn uniformly in the closed range), attachment `mis_m` and integer
+    node weights U{1..`mis_max_weight`};
     capacitated facility location with `cflp_customers` x `cflp_facilities` and capacity
     ratio `cflp_ratio` (Cornuejols et al. generator).
     Solver: HiGHS, one thread, presolve off (the paper's Gurobi runs use Presolve 0), the
@@ -26,12 +27,13 @@ class ConformalMIPConfig:
     """
 
     families: tuple[str, ...] = ("mis", "cflp")
-    mis_nodes: tuple[int, int] = (110, 130)
-    mis_m: int = 4
+    mis_nodes: tuple[int, int] = (80, 90)
+    mis_m: int = 8
+    mis_max_weight: int = 100
     cflp_customers: int = 35
     cflp_facilities: int = 15
     cflp_ratio: float = 5.0
-    eps: tuple[tuple[str, float], ...] = (("mis", 0.5), ("cflp", 6.0))
+    eps: tuple[tuple[str, float], ...] = (("mis", 1.5), ("cflp", 6.0))
     record_gap: float = 1e-4
     n_train: int = 40
     n_heldout: int = 60
@@ -61,15 +63,15 @@ class ConformalMIPConfig:
 
 PRESETS: dict[str, ConformalMIPConfig] = {
     # seconds: unit tests and a first look
-    "smoke": ConformalMIPConfig(mis_nodes=(60, 70), cflp_customers=15, cflp_facilities=8,
-                                eps=(("mis", 0.5), ("cflp", 3.0)), n_train=8, n_heldout=10,
+    "smoke": ConformalMIPConfig(mis_nodes=(40, 50), mis_m=6, cflp_customers=15, cflp_facilities=8,
+                                eps=(("mis", 1.0), ("cflp", 3.0)), n_train=8, n_heldout=10,
                                 n_cal=5, n_resplits=20, alpha=0.2, hidden=8, epochs=10,
                                 n_live=2, workers=1),
     # the stored run (about 60 s on 2 CPU cores)
     "reduced": ConformalMIPConfig(),
     # a GPU/Colab run: larger instances, the paper's LSTM (3 x 200, lr 1e-4), alpha = 0.05
-    "full": ConformalMIPConfig(mis_nodes=(400, 500), cflp_customers=100, cflp_facilities=40,
-                               eps=(("mis", 0.5), ("cflp", 15.0)), n_train=1000, n_heldout=200,
+    "full": ConformalMIPConfig(mis_nodes=(150, 200), cflp_customers=100, cflp_facilities=40,
+                               eps=(("mis", 3.0), ("cflp", 15.0)), n_train=1000, n_heldout=200,
                                n_cal=100, n_resplits=500, alpha=0.05, hidden=200, layers=3,
                                epochs=300, batch_size=16, lr=1e-4, n_live=20, workers=8),
 }

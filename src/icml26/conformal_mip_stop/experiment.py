@@ -185,25 +185,39 @@ def summary(results: dict[str, FamilyResult]) -> dict[str, dict[str, dict[str, f
                   for m in METHODS} for fam, r in results.items()}
 
 
-# The pass criterion, fixed before any result was seen (see the chapter's claim):
+# The pass criterion, fixed before any result was seen (see the chapter's claim). It tests the
+# issue's claim as worded, per family (revised once, before the re-run: the first version asked
+# the saving only as a mean over families and the contrast on any one rule and family).
 MIN_WORK_SAVED = 0.30      # the paper reports > 60% time saved; we ask for >= 30% of the work clock
 
 
-def coverage_tolerance(alpha: float, n_pool: int) -> float:
-    """Two standard errors of a coverage estimated on a pool of n_pool held-out instances."""
-    return 2.0 * float(np.sqrt(alpha * (1.0 - alpha) / n_pool))
+def coverage_tolerance(alpha: float, n_test: int) -> float:
+    """Two standard errors of a coverage estimated on n_test test instances."""
+    return 2.0 * float(np.sqrt(alpha * (1.0 - alpha) / n_test))
+
+
+def claim_checks(s: dict, alpha: float, n_test: int) -> dict[str, bool]:
+    """The pass criterion on the per-family summary `s` ({family: {method: {"coverage", "work_saved"}}},
+    means over re-splits):
+
+    (1) valid: on EVERY family the conformal rule covers >= 1 - alpha - 2 sqrt(alpha(1-alpha)/n_test);
+    (2) efficient: on EVERY family the conformal rule saves >= 30% of the work clock vs solving to eps;
+    (3) first incumbent below target: on EVERY family stopping at the first incumbent covers < 1 - alpha;
+    (4) uncalibrated below target: on AT LEAST ONE family "predicted gap <= eps" covers < 1 - alpha.
+    REPRODUCED iff all four hold."""
+    if not s:
+        raise ValueError("claim_checks needs at least one family")
+    if not 0.0 < alpha < 1.0 or n_test < 1:
+        raise ValueError(f"need 0 < alpha < 1 and n_test >= 1, got alpha={alpha}, n_test={n_test}")
+    target = 1.0 - alpha
+    tol = coverage_tolerance(alpha, n_test)
+    return {"valid": bool(all(s[f]["conformal"]["coverage"] >= target - tol for f in s)),
+            "efficient": bool(all(s[f]["conformal"]["work_saved"] >= MIN_WORK_SAVED for f in s)),
+            "first_incumbent_below": bool(all(s[f]["first incumbent"]["coverage"] < target for f in s)),
+            "uncalibrated_below": bool(any(s[f]["uncalibrated"]["coverage"] < target for f in s))}
 
 
 def reproduction_checks(results: dict[str, FamilyResult], config: ConformalMIPConfig) -> dict[str, bool]:
-    """(1) validity: on every family the conformal rule's mean coverage over re-splits is
-    >= 1 - alpha - 2 SE; (2) efficiency: its work saved vs solving to eps, averaged over the
-    families, is >= 30%; (3) contrast: some uncalibrated rule (first / k-th incumbent,
-    predicted gap <= eps) covers < 1 - alpha on some family."""
-    s = summary(results)
-    target = 1.0 - config.alpha
-    tol = coverage_tolerance(config.alpha, config.n_heldout)
-    valid = all(s[f]["conformal"]["coverage"] >= target - tol for f in s)
-    saved = float(np.mean([s[f]["conformal"]["work_saved"] for f in s]))
-    contrast = any(s[f][m]["coverage"] < target for f in s
-                   for m in ("uncalibrated", "first incumbent", "k-th incumbent"))
-    return {"valid": bool(valid), "efficient": bool(saved >= MIN_WORK_SAVED), "contrast": bool(contrast)}
+    """`claim_checks` on the measured per-family means over the calibration/test re-splits
+    (n_test = n_heldout - n_cal test instances per split)."""
+    return claim_checks(summary(results), config.alpha, config.n_heldout - config.n_cal)

@@ -1,8 +1,8 @@
 """Instance families drawn from a distribution (Sec. "Experiments": MIS and CFLP), their
 HiGHS models, and an independent feasibility check of a returned solution.
 
-Every model is written as a *minimisation* (MIS maximises the set size, so its objective is
-the negated size), which is the sign convention of the paper's notation (U >= z* >= L).
+Every model is written as a *minimisation* (MIS maximises the total weight of the set, so its
+objective is the negated weight), which is the sign convention of the paper's notation (U >= z* >= L).
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ import numpy as np
 
 @dataclass(frozen=True)
 class MISInstance:
-    """Maximum independent set: max sum_v x_v s.t. x_u + x_v <= 1 on every edge, x binary."""
+    """Weighted maximum independent set: max sum_v w_v x_v s.t. x_u + x_v <= 1 on every edge,
+    x binary. `weights` None means unit weights (the cardinality version)."""
 
     n_nodes: int
     edges: np.ndarray  # (E, 2) int
+    weights: np.ndarray | None = None  # (n_nodes,) positive
 
     def __post_init__(self):
         edges = np.asarray(self.edges)
@@ -32,6 +34,12 @@ class MISInstance:
                              f"[{edges.min()}, {edges.max()}]")
         if edges.size and np.any(edges[:, 0] == edges[:, 1]):
             raise ValueError("MIS edges must not be self-loops (the instance would be malformed)")
+        if self.weights is not None:
+            w = np.asarray(self.weights, float)
+            if w.shape != (int(self.n_nodes),):
+                raise ValueError(f"MIS weights must have shape ({self.n_nodes},), got {w.shape}")
+            if not np.all(np.isfinite(w)) or np.any(w <= 0):
+                raise ValueError("MIS weights must be finite and positive")
 
     @property
     def sense_sign(self) -> float:
@@ -68,15 +76,20 @@ class CFLPInstance:
         return 1.0
 
 
-def generate_mis(seed: int, n_range: tuple[int, int] = (140, 160), m: int = 4) -> MISInstance:
-    """A Barabasi-Albert graph with n ~ U{n_range} nodes and attachment m (Sec. "Experiments")."""
+def generate_mis(seed: int, n_range: tuple[int, int] = (140, 160), m: int = 4,
+                 max_weight: int = 100) -> MISInstance:
+    """A Barabasi-Albert graph with n ~ U{n_range} nodes and attachment m (Sec. "Experiments"),
+    with integer node weights w_v ~ U{1..max_weight} (max_weight = 1: the unweighted problem)."""
     lo, hi = n_range
     if not 1 <= m < lo <= hi:
         raise ValueError(f"need 1 <= m < n_min <= n_max, got m={m}, n_range={n_range}")
+    if max_weight < 1:
+        raise ValueError(f"max_weight must be >= 1, got {max_weight}")
     rng = np.random.default_rng(seed)
     n = int(rng.integers(lo, hi + 1))
     graph = nx.barabasi_albert_graph(n, m, seed=int(rng.integers(2**31)))
-    return MISInstance(n, np.array(graph.edges(), dtype=np.int64).reshape(-1, 2))
+    weights = rng.integers(1, max_weight + 1, n).astype(float)
+    return MISInstance(n, np.array(graph.edges(), dtype=np.int64).reshape(-1, 2), weights)
 
 
 def generate_cflp(seed: int, n_customers: int = 35, n_facilities: int = 15, ratio: float = 5.0) -> CFLPInstance:
@@ -101,7 +114,9 @@ FAMILIES = {"mis": generate_mis, "cflp": generate_cflp}
 def generate(family: str, seed: int, config=None):
     """One instance of `family` ('mis' or 'cflp') with the sizes of `config` (defaults if None)."""
     if family == "mis":
-        return generate_mis(seed) if config is None else generate_mis(seed, tuple(config.mis_nodes), config.mis_m)
+        if config is None:
+            return generate_mis(seed)
+        return generate_mis(seed, tuple(config.mis_nodes), config.mis_m, config.mis_max_weight)
     if family == "cflp":
         if config is None:
             return generate_cflp(seed)
@@ -120,7 +135,8 @@ def build_model(instance, h: highspy.Highs) -> None:
     if isinstance(instance, MISInstance):
         n, e = instance.n_nodes, np.asarray(instance.edges, dtype=np.int32)
         h.addVars(n, np.zeros(n), np.ones(n))
-        h.changeColsCost(n, np.arange(n, dtype=np.int32), -np.ones(n))
+        w = np.ones(n) if instance.weights is None else np.asarray(instance.weights, float)
+        h.changeColsCost(n, np.arange(n, dtype=np.int32), -w)
         _binary(h, 0, n)
         k = len(e)
         if k:
@@ -159,7 +175,8 @@ def objective(instance, x: np.ndarray) -> float:
     """The minimisation objective of the solution vector `x` (HiGHS column order)."""
     x = np.asarray(x, float)
     if isinstance(instance, MISInstance):
-        return -float(x[: instance.n_nodes].sum())
+        w = np.ones(instance.n_nodes) if instance.weights is None else np.asarray(instance.weights, float)
+        return -float(w @ x[: instance.n_nodes])
     c_, f_ = np.asarray(instance.transport_cost).shape
     return float(np.asarray(instance.transport_cost).reshape(-1) @ x[: c_ * f_] + instance.fixed_cost @ x[c_ * f_:])
 
