@@ -1,0 +1,112 @@
+"""Presets for the STEP chapter: `smoke` (seconds, unit tests), `reduced` (the stored run)
+and `full` (a GPU machine: bigger models, longer training, more rollouts).
+
+The pass criterion of the reproduction check is fixed here, before any result was seen. It
+follows the "claim to reproduce" of the paper summary (shared/papers/step_diffusion_policy.md):
+mean success over the evaluation seeds of
+  STEP-2 >= best DDIM-2 spacing + 0.25,  STEP-2 >= predictor-only + 0.20,
+  STEP-2 >= 0.85 * DDPM-100,  and per-decision time of STEP-2 <= 0.15 * DDPM-100.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+SAMPLERS = ("ddpm", "ddim")
+DENOISERS = ("mlp", "conv")
+
+
+@dataclass(frozen=True)
+class StepConfig:
+    """All knobs of the chapter (names follow the paper: T_o, H, n_a, H_p, K')."""
+
+    # environment (ObstacleReach2D) and expert
+    max_steps: int = 80  # episode limit (steps)
+    max_speed: float = 0.05  # largest displacement per step
+    goal_tol: float = 0.05  # success radius
+    obstacle_radius: float = 0.3
+    n_demos: int = 200
+    # action chunking (the paper's T_o=2, H=16, n_a=8, H_p=8)
+    obs_horizon: int = 2  # T_o
+    pred_horizon: int = 16  # H
+    action_horizon: int = 8  # n_a (executed actions per decision)
+    prev_horizon: int = 8  # H_p (executed actions fed to the predictor)
+    # diffusion (the paper's DDPMScheduler: 100 steps, squaredcos_cap_v2, epsilon, clip)
+    num_train_timesteps: int = 100
+    denoiser: str = "mlp"  # 'mlp' (CPU-sized) or 'conv' (the temporal conv net, for a GPU)
+    denoiser_channels: int = 128  # MLP width or conv channels
+    denoiser_blocks: int = 3
+    denoiser_steps: int = 3000
+    # spatiotemporal consistency predictor (the book's small ActionPredictorTransformer)
+    predictor_dim: int = 32
+    predictor_heads: int = 4
+    predictor_enc_layers: int = 1
+    predictor_dec_layers: int = 1
+    predictor_dropout: float = 0.0
+    predictor_steps: int = 300
+    batch_size: int = 256
+    predictor_batch_size: int = 256
+    lr: float = 1e-3
+    predictor_lr: float = 1e-3
+    # STEP inference
+    refine_steps: int = 2  # K'
+    sampler: str = "ddpm"  # warm-started refinement sampler ('ddpm' as in the code, 'ddim' as in the proof)
+    stall_threshold: float = 0.01  # epsilon_v (unnormalised action units per step)
+    sigma_scale: float = 1.0
+    sigma_stall: float = 0.1
+    # evaluation
+    eval_seeds: tuple[int, ...] = (0, 1, 2)
+    episodes_per_seed: int = 50
+    contraction_steps: int = 4  # K' of the contraction measurement (DDIM, deterministic)
+    latency_repeats: int = 3
+    # pass criterion (fixed before looking at results)
+    margin_over_ddim: float = 0.25
+    margin_over_predictor: float = 0.20
+    min_frac_of_full: float = 0.85
+    max_time_ratio: float = 0.15
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        for name in ("obs_horizon", "pred_horizon", "action_horizon", "prev_horizon", "num_train_timesteps",
+                     "refine_steps", "n_demos", "episodes_per_seed", "max_steps", "denoiser_steps",
+                     "predictor_steps", "batch_size", "contraction_steps"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        if self.obs_horizon - 1 + self.action_horizon > self.pred_horizon:
+            raise ValueError(f"the executed actions [T_o-1, T_o-1+n_a) = [{self.obs_horizon - 1}, "
+                             f"{self.obs_horizon - 1 + self.action_horizon}) do not fit in H={self.pred_horizon}")
+        if self.refine_steps > self.num_train_timesteps or self.contraction_steps > self.num_train_timesteps:
+            raise ValueError(f"K'={self.refine_steps} (and contraction_steps) must be <= "
+                             f"num_train_timesteps={self.num_train_timesteps}")
+        if self.sampler not in SAMPLERS:
+            raise ValueError(f"unknown sampler {self.sampler!r}; valid samplers: {', '.join(SAMPLERS)}")
+        if self.denoiser not in DENOISERS:
+            raise ValueError(f"unknown denoiser {self.denoiser!r}; valid denoisers: {', '.join(DENOISERS)}")
+        if not self.eval_seeds:
+            raise ValueError("eval_seeds must name at least one seed")
+        if self.predictor_dim % self.predictor_heads:
+            raise ValueError(f"predictor_dim={self.predictor_dim} must be divisible by predictor_heads={self.predictor_heads}")
+        if self.sigma_stall < 0 or self.sigma_scale <= 0 or self.stall_threshold < 0:
+            raise ValueError("sigma_stall and stall_threshold must be >= 0 and sigma_scale > 0")
+
+
+PRESETS: dict[str, StepConfig] = {
+    "smoke": StepConfig(n_demos=30, denoiser_steps=40, predictor_steps=30, episodes_per_seed=4, eval_seeds=(0,),
+                        num_train_timesteps=20, max_steps=60, denoiser_channels=16, predictor_dim=16,
+                        predictor_heads=2, batch_size=64, latency_repeats=1),
+    "reduced": StepConfig(),
+    "full": StepConfig(n_demos=1000, denoiser="conv", denoiser_channels=256, denoiser_blocks=4,
+                       denoiser_steps=30000, predictor_dim=128, predictor_enc_layers=2, predictor_dec_layers=2,
+                       predictor_dropout=0.1, predictor_steps=20000, episodes_per_seed=200,
+                       eval_seeds=(0, 1, 2, 3, 4), lr=3e-4, predictor_lr=3e-4, latency_repeats=20),
+}
+
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about a minute on 2 CPU cores",
+                 "full": "about 15 minutes on one GPU"}
+
+
+def get_config(name: str = "reduced", **overrides) -> StepConfig:
+    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    return select_preset(PRESETS, name, **overrides)

@@ -1,0 +1,143 @@
+"""The chapter's experiment: train once, roll out every method on the same start states,
+time the decisions, measure the contraction of the action error during refinement, and
+the reproduction check with its criterion fixed in `StepConfig`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import torch
+
+from icml26.common import progress, resolve_device
+
+from .config import StepConfig
+from .data import make_windows
+from .env import collect_demos, concat_layouts, sample_layouts
+from .policy import MethodSpec, Rollout, TrainedPolicy, decision_latency, method_specs, rollout, train_policy
+from .sampling import make_scheduler, warm_start_refine
+
+
+def eval_layouts(config: StepConfig, device) -> "Layout":  # noqa: F821
+    """The evaluation start states: `episodes_per_seed` scenes per evaluation seed (same for all methods)."""
+    return concat_layouts([sample_layouts(config.episodes_per_seed, torch.Generator(device=device).manual_seed(1000 + s),
+                                          device) for s in config.eval_seeds])
+
+
+@torch.no_grad()
+def measure_contraction(trained: TrainedPolicy, n: int = 256, seed: int = 0) -> dict[str, np.ndarray]:
+    """Empirical contraction of the action error during refinement (the proof's c_k).
+
+    On held-out expert states with a full action history, the warm start Â = f_phi(A_prev, o)
+    and the expert chunk A* are noised to the first of K=`contraction_steps` DDIM timesteps
+    with the same noise and refined by the same deterministic DDIM steps. e_k = ||Ã_k - A*_k||
+    per state; c_k = e_{k-1} / e_k (median over states). c_k < 1 means the error shrinks.
+    """
+    c, dev = trained.config, trained.device
+    g = torch.Generator(device=dev).manual_seed(10_000 + seed)
+    demos = collect_demos(max(8, n // 16), g, c.max_speed, c.goal_tol, c.obstacle_radius, c.max_steps, dev)
+    w = make_windows(demos, trained.obs_norm, trained.act_norm, c.obs_horizon, c.pred_horizon, c.prev_horizon)
+    full = (w.prev_action.abs().sum(-1) > 0).all(1)  # states with a complete executed history
+    idx = torch.nonzero(full).squeeze(1)[:n]
+    obs, prev, ref = w.obs[idx], w.prev_action[idx], w.action[idx]
+    warm = trained.predictor(prev, obs)  # (N, H, d_a)
+    sched = make_scheduler("ddim", c.num_train_timesteps, "leading")
+    noise = torch.randn(warm.shape, generator=g, device=dev)
+    _, s_warm = warm_start_refine(trained.denoiser, sched, c.contraction_steps, obs, warm, keep=True, noise=noise)
+    _, s_ref = warm_start_refine(trained.denoiser, sched, c.contraction_steps, obs, ref, keep=True, noise=noise)
+    err = torch.stack([(a - b).flatten(1).norm(dim=1) for a, b in zip(s_warm, s_ref)], 1)  # (N, K+1)
+    ratios = (err[:, 1:] / err[:, :-1].clamp_min(1e-12)).median(0).values
+    return {"timesteps": sched.timesteps.cpu().numpy(), "error": err.mean(0).cpu().numpy(),
+            "ratio": ratios.cpu().numpy(), "predictor_mse": float((warm - ref).pow(2).mean())}
+
+
+@dataclass
+class ExperimentResult:
+    config: StepConfig
+    trained: TrainedPolicy
+    specs: dict[str, MethodSpec]
+    rollouts: dict[str, Rollout]
+    latency_batch1: dict[str, float]
+    contraction: dict
+
+    def success(self, name: str) -> np.ndarray:
+        """Success rate per evaluation seed, (n_seeds,)."""
+        return self.rollouts[name].success.float().reshape(len(self.config.eval_seeds), -1).mean(1).numpy()
+
+    def collision(self, name: str) -> np.ndarray:
+        return self.rollouts[name].collided.float().reshape(len(self.config.eval_seeds), -1).mean(1).numpy()
+
+
+def run_experiment(config: StepConfig, seed: int = 0) -> ExperimentResult:
+    """Train the denoiser and the predictor once (seed `seed`), then run every method of
+    `method_specs` on the same evaluation scenes with the same sampling seed."""
+    device = resolve_device(config.device)
+    trained = train_policy(config, seed, device)
+    specs = method_specs(config)
+    layout = eval_layouts(config, device)
+    rollouts, latency = {}, {}
+    for name, spec in progress(specs.items(), desc="methods"):
+        rollouts[name] = rollout(trained, spec, layout, torch.Generator(device=device).manual_seed(seed + 7))
+        obs1 = torch.cat([layout.start[:1], layout.goal[:1], layout.center[:1]], -1)  # (1, 6)
+        latency[name] = decision_latency(trained, spec, obs1[:, None].expand(1, config.obs_horizon, -1),
+                                         config.latency_repeats)
+    return ExperimentResult(config, trained, specs, rollouts, latency, measure_contraction(trained, seed=seed))
+
+
+def method_names(config: StepConfig) -> dict[str, str]:
+    """Roles -> method names of `method_specs`."""
+    K, full = config.refine_steps, config.num_train_timesteps
+    return {"full": f"DDPM-{full}", "ddim_lead": f"DDIM-{K} leading", "ddim_trail": f"DDIM-{K} trailing",
+            "pred": "Predictor only", "reuse": f"Reuse-{K}", "step": f"STEP-{K}"}
+
+
+def evaluate_claim(success: dict[str, float], seconds: dict[str, float], config: StepConfig) -> dict[str, bool]:
+    """The pass criterion (fixed in `StepConfig` before the results were seen), from mean
+    success rates over the evaluation seeds and per-decision times (same run, same batch)."""
+    r = method_names(config)
+    s = {k: success[v] for k, v in r.items()}
+    best_ddim = max(s["ddim_lead"], s["ddim_trail"])
+    return {
+        f"STEP >= best DDIM-{config.refine_steps} + {config.margin_over_ddim}": bool(s["step"] >= best_ddim + config.margin_over_ddim),
+        f"STEP >= predictor-only + {config.margin_over_predictor}": bool(s["step"] >= s["pred"] + config.margin_over_predictor),
+        f"STEP >= {config.min_frac_of_full} x full DDPM": bool(s["step"] >= config.min_frac_of_full * s["full"]),
+        f"STEP time <= {config.max_time_ratio} x full DDPM": bool(seconds[r["step"]] <= config.max_time_ratio * seconds[r["full"]]),
+    }
+
+
+def claim_figures(result: ExperimentResult) -> tuple[str, dict, dict]:
+    """(claim, measured figures, named checks) for `report_claim`. Success rates are means over
+    the evaluation seeds (exact fractions of episodes, rounded to 2 digits); the latency ratio
+    enters only through its check (wall times vary between re-runs, the printed text must not)."""
+    c = result.config
+    r = method_names(c)
+    success = {name: float(result.success(name).mean()) for name in result.specs}
+    seconds = {name: ro.seconds_per_decision for name, ro in result.rollouts.items()}
+    checks = evaluate_claim(success, seconds, c)
+    K = c.refine_steps
+    claim = (f"with {K} denoising steps STEP keeps close to full-step DDPM success while DDIM-{K} and one-shot "
+             f"prediction lose success, at a small fraction of the full-step latency")
+    measured = {f"success DDPM-{c.num_train_timesteps}": round(success[r['full']], 2),
+                f"STEP-{K}": round(success[r["step"]], 2),
+                f"DDIM-{K} leading": round(success[r["ddim_lead"]], 2),
+                f"DDIM-{K} trailing": round(success[r["ddim_trail"]], 2),
+                "predictor only": round(success[r["pred"]], 2),
+                f"reuse-{K}": round(success[r["reuse"]], 2),
+                f"STEP time <= {c.max_time_ratio} x DDPM": checks[f"STEP time <= {c.max_time_ratio} x full DDPM"]}
+    return claim, measured, checks
+
+
+def explore_rollouts(trained: TrainedPolicy, steps: int, warm_start: bool, n: int = 12, seed: int = 0,
+                     sampler: str = "ddpm") -> dict[str, Rollout]:
+    """The widget's cheap re-run: on `n` fixed scenes, the K-step policy with the warm start
+    (STEP-K) or without it (DDIM-K trailing, from noise), next to the predictor alone."""
+    c, dev = trained.config, trained.device
+    if not isinstance(steps, int) or not 1 <= steps <= c.num_train_timesteps:
+        raise ValueError(f"steps must be an integer in [1, {c.num_train_timesteps}], got {steps!r}")
+    layout = sample_layouts(n, torch.Generator(device=dev).manual_seed(5000 + seed), dev)
+    spec = (MethodSpec(f"STEP-{steps}", "predictor", steps, sampler, perturb=True) if warm_start
+            else MethodSpec(f"DDIM-{steps} trailing", "noise", steps, "ddim", "trailing"))
+    out = {}
+    for s in (spec, MethodSpec("Predictor only", "predictor", 0)):
+        out[s.name] = rollout(trained, s, layout, torch.Generator(device=dev).manual_seed(seed + 7))
+    return out

@@ -1,0 +1,166 @@
+"""STEP chapter: schedulers, the environment, windows/horizon alignment, the predictor's
+warm start, the perturbation, the smoke run and bad input."""
+
+import pytest
+import torch
+
+from icml26.step_diffusion_policy import experiment as E
+from icml26.step_diffusion_policy import get_config
+from icml26.step_diffusion_policy.data import LinearNormalizer, make_windows
+from icml26.step_diffusion_policy.env import Layout, ObstacleReach2D, collect_demos, point_on_polyline, sample_layouts
+from icml26.step_diffusion_policy.models import (ActionPredictorTransformer, ConditionalMLPDenoiser,
+                                                 ConditionalTemporalDenoiser)
+from icml26.step_diffusion_policy.policy import MethodSpec
+from icml26.step_diffusion_policy.sampling import (action_velocity, make_scheduler, set_steps, shift_chunk,
+                                                   velocity_perturbation, warm_start_refine)
+
+
+def test_scheduler_timesteps_and_forward_noising_round_trip():
+    s = make_scheduler("ddpm", 100)
+    assert set_steps(s, 2).tolist() == [50, 0]
+    assert set_steps(s, 4).tolist() == [75, 50, 25, 0]
+    d = make_scheduler("ddim", 100, "trailing")
+    assert set_steps(d, 2).tolist() == [99, 49]
+    x0, eps = torch.rand(5, 16, 2) * 2 - 1, torch.randn(5, 16, 2)
+    t = torch.tensor([50])
+    xt = s.add_noise(x0, eps, t)
+    ab = s.alphas_cumprod[50]
+    assert torch.allclose(xt, ab.sqrt() * x0 + (1 - ab).sqrt() * eps, atol=1e-6)
+    # with the exact noise as the model's prediction, one DDIM step recovers x0 (round trip)
+    set_steps(d, 1)
+    tt = d.timesteps[0]
+    xt = d.add_noise(x0, eps, tt.reshape(1))
+    back = d.step(eps, tt, xt, eta=0.0).pred_original_sample
+    assert torch.allclose(back, x0, atol=1e-3)  # t=99: division by sqrt(abar) ~ 0.03 amplifies float32 error
+
+
+class OracleEps(torch.nn.Module):
+    """eps_theta that knows the clean chunk x0: eps = (x - sqrt(ab) x0) / sqrt(1 - ab)."""
+
+    def __init__(self, sched, x0):
+        super().__init__()
+        self.ab, self.x0 = sched.alphas_cumprod, x0
+
+    def forward(self, x, t, obs):
+        ab = self.ab[int(t)]
+        return (x - ab.sqrt() * self.x0) / (1 - ab).sqrt()
+
+
+def test_warm_start_refine_with_oracle_returns_the_target():
+    x0 = torch.rand(3, 16, 2) * 1.6 - 0.8
+    for kind in ("ddpm", "ddim"):
+        s = make_scheduler(kind, 100)
+        out = warm_start_refine(OracleEps(s, x0), s, 2, torch.zeros(3, 2, 6), torch.zeros(3, 16, 2),
+                                torch.Generator().manual_seed(0))
+        assert torch.allclose(out, x0, atol=1e-3), kind
+
+
+def test_environment_success_and_collision_on_scripted_paths():
+    lay = Layout(torch.tensor([[0.0, -0.8], [0.0, -0.8]]), torch.tensor([[0.0, 0.8], [0.0, 0.8]]), torch.zeros(2, 2))
+    env = ObstacleReach2D(lay, max_steps=80)
+    # episode 0 goes straight (through the obstacle), episode 1 detours far right
+    way = torch.tensor([[[0.0, -0.8], [0.0, 0.0], [0.0, 0.8]], [[0.0, -0.8], [0.6, 0.0], [0.0, 0.8]]])
+    for k in range(80):
+        env.step(point_on_polyline(way, torch.full((2,), 0.05 * (k + 1))))
+    assert env.collided.tolist() == [True, False]
+    assert env.success.tolist() == [False, True]
+    # a point that never moves neither succeeds nor collides, and is marked as stalled
+    env2 = ObstacleReach2D(lay, max_steps=20)
+    for _ in range(20):
+        env2.step(env2.pos.clone())
+    assert not env2.success.any() and not env2.collided.any() and env2.stalled.all() and env2.done.all()
+
+
+def test_expert_is_bimodal_and_always_succeeds():
+    d = collect_demos(64, torch.Generator().manual_seed(0))
+    assert 10 < int((d.side > 0).sum()) < 54
+    mid = d.obs[torch.arange(64), d.lengths // 2, 0]  # x position halfway
+    assert bool(((mid > 0) == (d.side > 0)).all())
+
+
+def test_windows_horizon_alignment_and_zero_padding():
+    d = collect_demos(6, torch.Generator().manual_seed(1))
+    on, an = LinearNormalizer(d.obs.reshape(-1, 6)), LinearNormalizer(d.actions.reshape(-1, 2))
+    w = make_windows(d, on, an, 2, 16, 8)
+    assert w.obs.shape[1:] == (2, 6) and w.action.shape[1:] == (16, 2) and w.prev_action.shape[1:] == (8, 2)
+    assert len(w) == int(d.lengths.sum())
+    # for t >= 1, chunk index T_o-1 is the action at t and index 0 is the last executed action
+    t1 = torch.cat([torch.tensor([0]), d.lengths.cumsum(0)[:-1]]) + 1  # window index of t=1 in each episode
+    assert torch.allclose(w.action[t1, 0], w.prev_action[t1, -1])
+    assert torch.allclose(an.unnormalize(w.action[t1, 1]), d.actions[:, 1], atol=1e-5)
+    assert bool((w.prev_action[t1, :-1] == 0).all())  # zeros before the episode start
+    assert torch.allclose(an.unnormalize(an.normalize(d.actions)), d.actions, atol=1e-5)
+
+
+def test_predictor_warm_start_shapes_and_shift_alignment():
+    p = ActionPredictorTransformer(2, 6, 2, 16, 8, dim=16, heads=2)
+    out = p(torch.zeros(5, 8, 2), torch.zeros(5, 2, 6))
+    assert out.shape == (5, 16, 2)
+    chunk = torch.arange(16.0)[None, :, None].expand(1, 16, 2)
+    shifted = shift_chunk(chunk, 8)
+    assert shifted[0, :8, 0].tolist() == list(range(8, 16)) and shifted[0, 8:, 0].tolist() == [15.0] * 8
+    for den in (ConditionalTemporalDenoiser(2, 6, 2, 16, 1), ConditionalMLPDenoiser(2, 6, 2, 16, 32, 1)):
+        assert den(torch.zeros(5, 16, 2), torch.tensor(3), torch.zeros(5, 2, 6)).shape == (5, 16, 2)
+
+
+def test_perturbation_acts_only_when_motion_stalls():
+    warm = torch.ones(2, 16, 2)
+    moving = torch.cumsum(torch.full((8, 2), 0.03), 0)  # 0.042 per step
+    still = torch.full((8, 2), 0.5) + 1e-4 * torch.arange(8.0)[:, None]
+    executed = torch.stack([moving, still])
+    v = action_velocity(executed)
+    assert v[0] > 0.04 and v[1] < 0.001
+    out, stalled = velocity_perturbation(warm, executed, 0.01, 1.0, 0.5, torch.Generator().manual_seed(0))
+    assert stalled.tolist() == [False, True]
+    assert torch.equal(out[0], warm[0]) and not torch.allclose(out[1], warm[1])
+    out2, _ = velocity_perturbation(warm, executed, 0.01, 0.5, 0.0)
+    assert torch.equal(out2, 0.5 * warm)
+
+
+def test_smoke_run_end_to_end():
+    r = E.run_experiment(get_config("smoke"))
+    claim, measured, checks = E.claim_figures(r)
+    assert len(checks) == 4 and all(isinstance(v, bool) for v in checks.values())
+    assert set(r.rollouts) == set(E.method_names(r.config).values())
+    assert r.contraction["ratio"].shape == (r.config.contraction_steps,)
+    ex = E.explore_rollouts(r.trained, 2, warm_start=False, n=3)
+    assert len(ex) == 2
+
+
+def test_claim_criterion_can_fail_and_pass():
+    c = get_config("reduced")
+    names = E.method_names(c)
+    good = {names["full"]: 0.9, names["step"]: 0.85, names["ddim_lead"]: 0.1, names["ddim_trail"]: 0.5,
+            names["pred"]: 0.0, names["reuse"]: 0.7}
+    t = {names["full"]: 1.0, names["step"]: 0.05}
+    assert all(E.evaluate_claim(good, t, c).values())
+    bad = dict(good, **{names["ddim_trail"]: 0.7})
+    assert not all(E.evaluate_claim(bad, t, c).values())
+    assert not all(E.evaluate_claim(good, {names["full"]: 1.0, names["step"]: 0.5}, c).values())
+
+
+def test_bad_input_is_rejected():
+    with pytest.raises(ValueError, match="valid presets"):
+        get_config("huge")
+    with pytest.raises(ValueError, match="do not fit"):
+        get_config("smoke", pred_horizon=4, action_horizon=8)
+    with pytest.raises(ValueError, match="positive"):
+        get_config("smoke", refine_steps=0)
+    with pytest.raises(ValueError, match="must be <="):
+        get_config("smoke", refine_steps=500)
+    with pytest.raises(ValueError, match="unknown sampler"):
+        get_config("smoke", sampler="euler")
+    with pytest.raises(ValueError, match="denoising steps"):
+        set_steps(make_scheduler("ddpm", 100), 101)
+    with pytest.raises(ValueError, match="spacing"):
+        make_scheduler("ddim", 100, "linspace-ish")
+    with pytest.raises(ValueError, match="steps must be >= 1"):
+        MethodSpec("x", "noise", 0)
+    with pytest.raises(ValueError, match="unknown start"):
+        MethodSpec("x", "oracle", 2)
+    with pytest.raises(ValueError, match="prev_action"):
+        ActionPredictorTransformer(2, 6, 2, 16, 8, dim=16, heads=2)(torch.zeros(5, 4, 2), torch.zeros(5, 2, 6))
+    with pytest.raises(ValueError, match="target"):
+        ObstacleReach2D(sample_layouts(3, torch.Generator())).step(torch.zeros(2, 2))
+    with pytest.raises(ValueError, match="n_exec"):
+        shift_chunk(torch.zeros(1, 16, 2), 16)
