@@ -1,0 +1,98 @@
+"""Presets for the USB-RL chapter: `smoke` (seconds, unit tests), `reduced` (the stored
+run) and `full` (one GPU: more seeds, rollouts and updates).
+
+The pass criterion of the reproduction check (the last block of fields) is fixed here,
+before any result was seen. It turns the abstract's claim into a test on our toy task;
+it is our design target, not a number from the paper.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+
+@dataclass(frozen=True)
+class USBConfig:
+    """All knobs of the chapter (environment, world model, score, policy, evaluation)."""
+
+    # HazardNav: a point on the plane, goal at (1, 0), a circular hazard on the straight line
+    n_envs: int = 256  # parallel environments for data collection and evaluation
+    horizon: int = 20  # episode length T (imagination covers the whole episode)
+    step_size: float = 0.1  # |displacement| per step at full action
+    hazard_radius: float = 0.25
+    start_jitter: float = 0.05  # start = (0, U(-j, j))
+    # world model (ensemble of MLPs with reward and cost heads)
+    ensemble: int = 3
+    wm_hidden: int = 64
+    wm_lr: float = 3e-3
+    wm_steps_initial: int = 400  # on the exploration data
+    wm_steps_refit: int = 150  # after every further collection round
+    wm_batch: int = 512
+    # monotone partial-order score
+    score_hidden: int = 16
+    score_lr: float = 1e-2
+    score_steps: int = 40  # steps per refit
+    score_every: int = 10  # policy steps between refits ("dynamic balancing")
+    score_batch: int = 256  # outcomes per refit batch (B)
+    score_real_frac: float = 0.5  # share of the batch drawn from real episode outcomes
+    beta_bt: float = 0.1  # weight of the Bradley-Terry term
+    dominance_tol: float = 0.1  # comparisons resolve differences > 0.1 batch std per axis
+    outcome_noise_max: float = 0.6  # imagined outcomes for the score: action noise ~ U(0, this)
+    # policy optimisation in imagination
+    policy_hidden: int = 64
+    policy_lr: float = 3e-3
+    imagined_rollouts: int = 128  # M start states per policy step
+    policy_noise: float = 0.1  # reparameterised action noise while optimising
+    rounds: int = 2  # collection rounds after the exploration data
+    policy_steps: int = 100  # imagination steps per round
+    collect_noise: float = 0.3
+    action_reg: float = 0.01  # pre-tanh penalty, identical for every agent
+    # the baselines: same pipeline, other scalarisations
+    lambdas: tuple[float, ...] = (0.03, 0.1, 0.3, 1.0)  # fixed linear penalties (lambda = 0 is added)
+    cost_budget: float = 1.0  # Lagrangian: expected hazard steps per episode
+    dual_lr: float = 0.05
+    n_seeds: int = 3
+    n_eval: int = 256  # test episodes per policy
+    # pass criterion (fixed before looking at results)
+    max_cost_ratio: float = 0.5  # USB cost <= 0.5 x the unconstrained agent's cost
+    min_seed_frac: float = 0.5  # "not dominated" must hold in more than this share of seeds
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.n_envs < 1 or self.horizon < 2 or self.n_eval < 1:
+            raise ValueError("n_envs, n_eval must be >= 1 and horizon >= 2")
+        if not 0.0 < self.step_size < 1.0 or not 0.0 < self.hazard_radius < 0.5:
+            raise ValueError("step_size must lie in (0, 1) and hazard_radius in (0, 0.5)")
+        if self.ensemble < 1 or self.wm_hidden < 1 or self.score_hidden < 1 or self.policy_hidden < 1:
+            raise ValueError("ensemble and hidden sizes must be positive")
+        if self.n_seeds < 1 or self.rounds < 0 or self.policy_steps < 1:
+            raise ValueError("n_seeds and policy_steps must be >= 1, rounds >= 0")
+        if not self.lambdas or any(lam <= 0 for lam in self.lambdas):
+            raise ValueError(f"lambdas must be positive penalty weights, got {self.lambdas}")
+        if self.cost_budget < 0 or not 0.0 < self.max_cost_ratio <= 1.0:
+            raise ValueError("cost_budget must be >= 0 and max_cost_ratio in (0, 1]")
+        if not 0.0 <= self.score_real_frac <= 1.0:
+            raise ValueError(f"score_real_frac must lie in [0, 1], got {self.score_real_frac}")
+        if self.score_batch < 4 or self.score_every < 1:
+            raise ValueError("score_batch must be >= 4 and score_every >= 1")
+
+
+PRESETS: dict[str, USBConfig] = {
+    "smoke": USBConfig(n_envs=64, ensemble=2, wm_steps_initial=60, wm_steps_refit=20, rounds=1, policy_steps=20,
+                       imagined_rollouts=32, score_steps=10, score_every=10, score_batch=64, n_seeds=1, n_eval=64,
+                       lambdas=(0.1, 1.0)),
+    "reduced": USBConfig(imagined_rollouts=64, rounds=1, policy_steps=150, n_seeds=2),
+    "full": USBConfig(n_envs=1024, ensemble=5, wm_hidden=128, wm_steps_initial=2000, wm_steps_refit=600,
+                      rounds=4, policy_steps=300, imagined_rollouts=1024, score_batch=1024, n_seeds=10,
+                      n_eval=1024, lambdas=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0)),
+}
+
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
+                 "full": "a few minutes on one GPU"}
+
+
+def get_config(name: str = "reduced", **overrides) -> USBConfig:
+    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    return select_preset(PRESETS, name, **overrides)

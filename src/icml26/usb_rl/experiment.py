@@ -1,0 +1,255 @@
+"""The chapter's experiment: one model-based pipeline, several scalarisations, several seeds;
+evaluation in the real environment; the reproduction check; the widget's cheap re-runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from icml26.common import progress, resolve_device
+
+from .agent import PolicyPopulation, dual_ascent, imagine, linear_objective, score_objective
+from .config import USBConfig
+from .env import HazardNav, rollout, waypoint_explorer
+from .score import MonotoneScore, effective_multiplier, fit_score
+from .world_model import WorldModel, fit_world_model, transitions
+
+CLAIM = ("without a tuned cost weight, the learned score reaches a return/cost point no fixed linear penalty "
+         "dominates, with far fewer violations than the unconstrained agent and more return than a heavy penalty")
+
+
+def method_names(config: USBConfig) -> list[str]:
+    """Population order: unconstrained, each fixed lambda, Lagrangian, USB-RL."""
+    return ["unconstrained"] + [f"linear {lam:g}" for lam in config.lambdas] + ["lagrangian", "usb"]
+
+
+@dataclass
+class SeedResult:
+    """One seed: every method's real (return, cost), the trained parts and the training logs."""
+
+    names: list[str]
+    returns: np.ndarray  # (P,) mean real episode return over n_eval test episodes
+    costs: np.ndarray  # (P,) mean real episode cost
+    policy: PolicyPopulation
+    model: WorldModel
+    score: MonotoneScore
+    score_batch: tuple[torch.Tensor, torch.Tensor]  # the last outcome batch the score was fit on
+    lambda_eff: list[float] = field(default_factory=list)  # USB's mean exchange rate at each refit
+    lambda_lagrange: list[float] = field(default_factory=list)
+
+
+def _starts(config: USBConfig, shape: tuple[int, ...], generator: torch.Generator, device) -> torch.Tensor:
+    """Start states (0, U(-j, j)) of shape (*shape, 2), as HazardNav.reset draws them."""
+    y = (torch.rand(shape, generator=generator) * 2 - 1) * config.start_jitter
+    return torch.stack([torch.zeros_like(y), y], -1).to(device)
+
+
+def _population_rollout(config: USBConfig, policy: PolicyPopulation, n_per: int, noise: float,
+                        generator: torch.Generator, device) -> dict[str, torch.Tensor]:
+    """Real episodes of every policy at once: one HazardNav with P * n_per environments;
+    environment block p is driven by policy p. Outcomes come back as (P, n_per)."""
+    p = policy.n_policies
+    env = HazardNav(p * n_per, config.horizon, config.step_size, config.hazard_radius, config.start_jitter, device)
+
+    def act(obs: torch.Tensor, t: int) -> torch.Tensor:
+        with torch.no_grad():
+            a = policy(obs.reshape(p, n_per, 2)).reshape(p * n_per, 2)  # (P*n, 2)
+        if noise > 0:
+            a = a + noise * torch.randn(a.shape, generator=generator).to(device)
+        return a
+
+    ep = rollout(env, act, generator)
+    ep["G_r_p"], ep["G_c_p"] = ep["G_r"].reshape(p, n_per), ep["G_c"].reshape(p, n_per)  # (P, n)
+    return ep
+
+
+def run_seed(config: USBConfig, seed: int = 0, show_progress: bool = True) -> SeedResult:
+    """Train all agents on one seed (the outer loop of the chapter).
+
+    1. exploration data (waypoint explorer) -> fit the world model;
+    2. for each round: `policy_steps` steps of policy optimisation in imagination for all
+       agents at once, USB's score refit every `score_every` steps on a batch of outcomes
+       (real episodes + imagined rollouts of its current policy), the Lagrangian's lambda
+       updated by dual ascent; then every agent collects real episodes, which join the
+       shared replay, and the world model is refit;
+    3. evaluation: `n_eval` noise-free real episodes per agent.
+    """
+    device = resolve_device(config.device)
+    gen = torch.Generator().manual_seed(int(seed))
+    torch.manual_seed(int(seed))
+    names = method_names(config)
+    n_pol, usb, lag = len(names), len(names) - 1, len(names) - 2
+    lam_fixed = torch.tensor([0.0, *config.lambdas, 0.0, 0.0], device=device)  # (P,); lag/usb slots unused
+
+    env = HazardNav(config.n_envs, config.horizon, config.step_size, config.hazard_radius, config.start_jitter, device)
+    explore = rollout(env, waypoint_explorer(env, gen, config.collect_noise), gen)
+    data = transitions(explore)
+    real_r, real_c = explore["G_r"], explore["G_c"]  # the agent's own real outcomes (score data)
+
+    model = WorldModel(2, 2, config.wm_hidden, config.ensemble, config.step_size, gen).to(device)
+    wm_opt = torch.optim.Adam(model.parameters(), lr=config.wm_lr)
+    fit_world_model(model, data, config.wm_steps_initial, config.wm_batch, generator=gen, optimizer=wm_opt)
+
+    policy = PolicyPopulation(n_pol, 2, 2, config.policy_hidden, gen).to(device)
+    pol_opt = torch.optim.Adam(policy.parameters(), lr=config.policy_lr)
+    score = MonotoneScore(config.score_hidden, gen).to(device)
+    sc_opt = torch.optim.Adam(score.parameters(), lr=config.score_lr)
+    res = SeedResult(names, np.zeros(n_pol), np.zeros(n_pol), policy, model, score, (real_r, real_c))
+    lam_lag = 0.0
+    total = (config.rounds + 1) * config.policy_steps
+    bar = progress(range(total), desc=f"seed {seed}", disable=None if show_progress else True)
+    for it in bar:
+        if it % config.score_every == 0:  # refit the score on fresh outcomes: dynamic balancing
+            n_real = int(round(config.score_real_frac * config.score_batch))
+            n_im = config.score_batch - n_real
+            with torch.no_grad():
+                start = _starts(config, (n_pol, n_im), gen, device)
+                sig = torch.zeros(n_pol, n_im, 1, device=device)
+                sig[usb] = torch.rand(n_im, 1, generator=gen).to(device) * config.outcome_noise_max
+                im = imagine(policy, model, start, config.horizon, sig, gen)
+            pick = torch.randint(0, real_r.numel(), (n_real,), generator=gen).to(device)
+            g_r = torch.cat([real_r[pick], im["G_r"][usb]])
+            g_c = torch.cat([real_c[pick], im["G_c"][usb]])
+            fit_score(score, g_r, g_c, config.score_steps, beta_bt=config.beta_bt, tol=config.dominance_tol,
+                      optimizer=sc_opt)
+            res.score_batch = (g_r, g_c)
+            with torch.no_grad():
+                clean = imagine(policy, model, start, config.horizon)
+            res.lambda_eff.append(float(effective_multiplier(score, clean["G_r"][usb], clean["G_c"][usb]).mean()))
+        start = _starts(config, (n_pol, config.imagined_rollouts), gen, device)
+        im = imagine(policy, model, start, config.horizon, config.policy_noise, gen)
+        lam = lam_fixed.clone()
+        lam[lag] = lam_lag
+        objective = linear_objective(im["G_r"], im["G_c"], lam[:, None])  # (P, M)
+        objective = torch.cat([objective[:usb], score_objective(score, im["G_r"][usb:], im["G_c"][usb:])])
+        # agents share no parameters: each follows its own objective; the same small pre-tanh
+        # penalty for all keeps the actions out of tanh saturation (gradients vanish there)
+        loss = -objective.mean(1).sum() + config.action_reg * im["saturation"].mean(1).sum()
+        pol_opt.zero_grad()
+        loss.backward()
+        pol_opt.step()
+        lam_lag = dual_ascent(lam_lag, float(im["G_c"][lag].detach().mean()), config.cost_budget, config.dual_lr)
+        res.lambda_lagrange.append(lam_lag)
+        if (it + 1) % config.policy_steps == 0 and (it + 1) < total:  # end of a round: real data, refit model
+            ep = _population_rollout(config, policy, config.n_envs, config.collect_noise, gen, device)
+            new = transitions(ep)
+            data = {k: torch.cat([data[k], new[k]]) for k in data}
+            real_r = torch.cat([real_r, ep["G_r_p"][usb]])
+            real_c = torch.cat([real_c, ep["G_c_p"][usb]])
+            fit_world_model(model, data, config.wm_steps_refit, config.wm_batch, generator=gen, optimizer=wm_opt)
+    ev = _population_rollout(config, policy, config.n_eval, 0.0, gen, device)
+    res.returns = ev["G_r_p"].mean(1).cpu().numpy()
+    res.costs = ev["G_c_p"].mean(1).cpu().numpy()
+    return res
+
+
+def run_experiment(config: USBConfig, seed: int = 0) -> list[SeedResult]:
+    """`run_seed` for seeds seed, seed+1, ..., seed+n_seeds-1."""
+    return [run_seed(config, seed + k) for k in range(config.n_seeds)]
+
+
+def outcome_table(results: list[SeedResult]) -> dict[str, np.ndarray]:
+    """Per-seed points: returns, costs (S, P) and the method names."""
+    return {"names": np.array(results[0].names), "returns": np.stack([r.returns for r in results]),
+            "costs": np.stack([r.costs for r in results])}
+
+
+def dominated_by(ret: float, cost: float, rets: np.ndarray, costs: np.ndarray) -> np.ndarray:
+    """Which points (rets[k], costs[k]) weakly Pareto-dominate (ret, cost): at least as much
+    return and at most as much cost (ties count against the method: a strict test)."""
+    rets, costs = np.asarray(rets, float), np.asarray(costs, float)
+    if rets.shape != costs.shape:
+        raise ValueError("rets and costs must have the same shape")
+    return (rets >= ret) & (costs <= cost)
+
+
+def claim_figures(returns: np.ndarray, costs: np.ndarray, names: list[str], config: USBConfig):
+    """The pass criterion, fixed before any result was seen.
+
+    returns, costs: (S, P) real evaluation means per seed and method (order of `names`).
+    Checks (on seed means unless said otherwise):
+      1. no fixed linear penalty (lambda = 0 included) weakly dominates USB-RL's point;
+      2. the same holds per seed in more than `min_seed_frac` of the seeds;
+      3. USB-RL's cost <= `max_cost_ratio` x the unconstrained agent's cost;
+      4. USB-RL's return >= the heaviest fixed penalty's return.
+    Returns (claim, measured, checks) for `report_claim`.
+    """
+    returns, costs = np.atleast_2d(np.asarray(returns, float)), np.atleast_2d(np.asarray(costs, float))
+    names = list(names)
+    if returns.shape != costs.shape or returns.shape[1] != len(names):
+        raise ValueError(f"returns and costs must be (seeds, {len(names)}), got {returns.shape} and {costs.shape}")
+    for need in ("usb", "unconstrained"):
+        if need not in names:
+            raise ValueError(f"method {need!r} missing from names {names}")
+    usb, unc = names.index("usb"), names.index("unconstrained")
+    fixed = [unc] + [i for i, n in enumerate(names) if n.startswith("linear ")]
+    heavy = max((i for i in fixed if i != unc), key=lambda i: float(names[i].split()[1]))
+    r_mean, c_mean = returns.mean(0), costs.mean(0)
+    dom_mean = dominated_by(r_mean[usb], c_mean[usb], r_mean[fixed], c_mean[fixed])
+    per_seed = [not dominated_by(returns[s, usb], costs[s, usb], returns[s, fixed], costs[s, fixed]).any()
+                for s in range(returns.shape[0])]
+    seed_frac = float(np.mean(per_seed))
+    measured = {"USB return": round(float(r_mean[usb]), 1), "USB cost": round(float(c_mean[usb]), 1),
+                "unconstrained cost": round(float(c_mean[unc]), 1),
+                f"{names[heavy]} return": round(float(r_mean[heavy]), 1),
+                "seeds not dominated": f"{sum(per_seed)}/{len(per_seed)}"}
+    checks = {
+        "not dominated by any fixed lambda (seed mean)": bool(not dom_mean.any()),
+        "not dominated in most seeds": bool(seed_frac > config.min_seed_frac),
+        "cost <= 0.5 x unconstrained": bool(c_mean[usb] <= config.max_cost_ratio * c_mean[unc]),
+        "return >= heavy penalty": bool(r_mean[usb] >= r_mean[heavy]),
+    }
+    return CLAIM, measured, checks
+
+
+def linear_frontier(model: WorldModel, config: USBConfig, lambdas: np.ndarray, steps: int = 60,
+                    seed: int = 0, device=None) -> dict[str, np.ndarray]:
+    """The cheap re-run behind the widget: train one fresh policy per lambda in `lambdas`
+    (batched as one population) in the given world model and evaluate them in the real
+    environment; returns the (return, cost) frontier of fixed linear penalties and paths."""
+    device = device or next(model.parameters()).device
+    lambdas = np.asarray(lambdas, float)
+    if lambdas.ndim != 1 or lambdas.size < 1 or (lambdas < 0).any():
+        raise ValueError("lambdas must be a non-empty 1-D array of non-negative weights")
+    gen = torch.Generator().manual_seed(int(seed))
+    policy = PolicyPopulation(len(lambdas), 2, 2, config.policy_hidden, gen).to(device)
+    opt = torch.optim.Adam(policy.parameters(), lr=config.policy_lr)
+    lam = torch.tensor(lambdas, dtype=torch.float32, device=device)[:, None]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    try:
+        for _ in range(steps):
+            im = imagine(policy, model, _starts(config, (len(lambdas), config.imagined_rollouts), gen, device),
+                         config.horizon, config.policy_noise, gen)
+            loss = (-linear_objective(im["G_r"], im["G_c"], lam).mean(1).sum()
+                    + config.action_reg * im["saturation"].mean(1).sum())
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    finally:
+        for p in model.parameters():
+            p.requires_grad_(True)
+    ev = _population_rollout(config, policy, 64, 0.0, gen, device)
+    paths = ev["obs"].reshape(config.horizon + 1, len(lambdas), 64, 2)[:, :, :8]  # (T+1, L, 8, 2)
+    return {"lambdas": lambdas, "returns": ev["G_r_p"].mean(1).cpu().numpy(),
+            "costs": ev["G_c_p"].mean(1).cpu().numpy(), "paths": paths.cpu().numpy()}
+
+
+def policy_paths(result: SeedResult, config: USBConfig, n: int = 8, seed: int = 0) -> np.ndarray:
+    """Real noise-free paths of every agent of one seed: (P, n, T+1, 2)."""
+    gen = torch.Generator().manual_seed(int(seed))
+    device = next(result.policy.parameters()).device
+    ev = _population_rollout(config, result.policy, n, 0.0, gen, device)
+    return ev["obs"].reshape(config.horizon + 1, result.policy.n_policies, n, 2).permute(1, 2, 0, 3).cpu().numpy()
+
+
+def imagined_paths(result: SeedResult, config: USBConfig, n: int = 8, seed: int = 0) -> np.ndarray:
+    """Imagined (world-model) paths of every agent of one seed: (P, n, T+1, 2)."""
+    gen = torch.Generator().manual_seed(int(seed))
+    device = next(result.policy.parameters()).device
+    with torch.no_grad():
+        im = imagine(result.policy, result.model, _starts(config, (result.policy.n_policies, n), gen, device),
+                     config.horizon)
+    return im["states"].permute(1, 2, 0, 3).cpu().numpy()  # (T+1, P, n, 2) -> (P, n, T+1, 2)
