@@ -1,0 +1,98 @@
+"""Presets for the KSKT chapter: `smoke` (seconds, unit tests), `reduced` (the stored run)
+and `full` (a GPU: the KSKT blocks swapped into a real Qwen3 checkpoint loaded by name).
+
+The pass criterion of the reproduction check is fixed here, before any result is seen; it
+follows the claim of the issue / paper summary (shared/papers/kskt.md): the self stream
+predicts persona attributes and the other stream predicts user intent, each by a clear margin
+over the off-target probe, and KSKT is at least as good as the matched plain Qwen3 on the
+slot that needs both perspectives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+
+@dataclass(frozen=True)
+class KSKTConfig:
+    """All knobs of the chapter: data, backbone, KSKT blocks, curriculum, criterion."""
+
+    # --- generated role-play corpus (data.py) ---
+    n_train: int = 4000
+    n_test: int = 600
+    conflict_rate: float = 0.3  # share of items whose user topic is the persona's forbidden topic
+    # --- backbone (a real transformers Qwen3, tiny config, random init) ---
+    hidden_size: int = 64
+    num_layers: int = 4
+    num_heads: int = 4
+    num_kv_heads: int = 2
+    head_dim: int = 16
+    intermediate_size: int = 64
+    kskt_every: int = 2  # a KSKT block replaces layers k-1, 2k-1, ... (paper: k=4 -> 3, 7, ..., 35)
+    pretrained: str | None = None  # e.g. "Qwen/Qwen3-0.6B" (full preset only; loaded by name)
+    # --- KSKT blocks ---
+    budgets: tuple[int, ...] = (2, 4)  # thinking-chain lengths (paper: 2, 4, 6, 8, 10)
+    n_experts: int = 4
+    top_k: int = 2
+    n_ctx: int = 4  # length n of R_proc / U_proc
+    max_positions: int = 64  # MUPE's learned absolute table, capped at the training length
+    # --- objective (Eq. 11) ---
+    lambda_cons: float = 0.1
+    lambda_und: float = 0.2
+    lambda_bal: float = 0.01
+    lambda_budget: float = 0.05
+    # --- phased curriculum, scaled down (paper: 2 / 1 / 1 epochs at 2e-5, 1e-5, 5e-6) ---
+    phase_steps: tuple[int, int, int] = (60, 30, 30)
+    lr: float = 5e-3  # phase LRs are lr * (1, 1/2, 1/4) as in the paper
+    warmup: int = 10
+    batch_size: int = 32
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0
+    eval_every: int = 40
+    seeds: tuple[int, ...] = (0, 1)
+    # --- pass criterion (fixed before looking at results) ---
+    min_probe_gap: float = 0.10  # on-target probe beats off-target probe by >= 10 pp (both streams)
+    max_slot_deficit: float = 0.02  # KSKT relationship-slot acc >= baseline - 0.02 (mean over seeds)
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.n_train < 64 or self.n_test < 40:
+            raise ValueError(f"need n_train >= 64 and n_test >= 40, got {self.n_train}, {self.n_test}")
+        if not 0.0 <= self.conflict_rate <= 1.0:
+            raise ValueError(f"conflict_rate must lie in [0, 1], got {self.conflict_rate}")
+        if self.num_heads % self.num_kv_heads:
+            raise ValueError(f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})")
+        if not 1 <= self.kskt_every <= self.num_layers:
+            raise ValueError(f"kskt_every must lie in [1, num_layers={self.num_layers}], got {self.kskt_every}")
+        if not self.budgets or any(b < 1 for b in self.budgets):
+            raise ValueError(f"budgets must be positive chain lengths, got {self.budgets}")
+        if not 1 <= self.top_k <= self.n_experts:
+            raise ValueError(f"top_k must lie in [1, n_experts={self.n_experts}], got {self.top_k}")
+        if len(self.phase_steps) != 3 or any(s < 1 for s in self.phase_steps):
+            raise ValueError(f"phase_steps must be three positive step counts, got {self.phase_steps}")
+        if not self.seeds:
+            raise ValueError("seeds must not be empty")
+
+    @property
+    def total_steps(self) -> int:
+        return sum(self.phase_steps)
+
+
+PRESETS: dict[str, KSKTConfig] = {
+    "smoke": KSKTConfig(n_train=256, n_test=120, phase_steps=(6, 3, 3), batch_size=16, eval_every=6,
+                        seeds=(0,), warmup=2),
+    "reduced": KSKTConfig(),
+    "full": KSKTConfig(n_train=100_000, n_test=5000, pretrained="Qwen/Qwen3-0.6B", kskt_every=4,
+                       budgets=(2, 4, 6, 8, 10), phase_steps=(4000, 2000, 2000), lr=2e-5, warmup=500,
+                       batch_size=128, eval_every=500, seeds=(0, 1, 2), max_positions=2048),
+}
+
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
+                 "full": "hours on one GPU (downloads Qwen3-0.6B)"}
+
+
+def get_config(name: str = "reduced", **overrides) -> KSKTConfig:
+    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    return select_preset(PRESETS, name, **overrides)

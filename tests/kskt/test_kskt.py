@@ -1,0 +1,199 @@
+import pytest
+import torch
+
+from icml26.kskt import experiment as E
+from icml26.kskt import get_config
+from icml26.kskt.data import (RESP, ROLE_CLOSE, ROLE_OPEN, SEQ_LEN, SLOT_POS, USER_CLOSE, USER_OPEN, VOCAB_SIZE,
+                              context_masks, make_roleplay_data, span_mask)
+from icml26.kskt.model import (KSKTContext, balance_loss, build_kskt, load_kskt, masked_mean, save_kskt,
+                               tiny_qwen3_config)
+
+torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def model():
+    m = build_kskt(tiny_qwen3_config(VOCAB_SIZE, intermediate_size=32), seed=0)
+    m.eval()
+    return m
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return make_roleplay_data(8, seed=3)
+
+
+def test_masks_exclude_markers_and_cover_spans(batch):
+    r, u = context_masks(batch.input_ids)
+    ids = batch.input_ids
+    for marker in (ROLE_OPEN, ROLE_CLOSE, USER_OPEN, USER_CLOSE, RESP):
+        assert (r[ids == marker] == 0).all() and (u[ids == marker] == 0).all()
+    assert (r.sum(1) == 5).all() and (u.sum(1) == 4).all()
+    assert not ((r > 0) & (u > 0)).any()
+
+
+def test_empty_and_missing_spans_give_zero_pools():
+    ids = torch.tensor([[ROLE_OPEN, ROLE_CLOSE, USER_OPEN, 50, USER_CLOSE], [7, 8, 9, 10, 11]])
+    m = span_mask(ids, ROLE_OPEN, ROLE_CLOSE)
+    assert m.sum() == 0
+    assert span_mask(ids, USER_OPEN, USER_CLOSE)[0].tolist() == [0, 0, 0, 1, 0]
+    pooled = masked_mean(torch.randn(2, 5, 3), m)
+    assert torch.isfinite(pooled).all() and (pooled == 0).all()
+
+
+def test_model_runs_with_empty_role_span(model):
+    ids = torch.tensor([[ROLE_OPEN, ROLE_CLOSE, USER_OPEN, 50, 60, USER_CLOSE, RESP]])
+    r, u = context_masks(ids)
+    out = model(ids, r, u, force_system2=True)
+    assert torch.isfinite(out.logits).all()
+
+
+def _ctx(model, ids, gate=None):
+    r, u = context_masks(ids)
+    emb = model.lm.get_input_embeddings()(ids)
+    return model.context(ids, r, u, emb, gate, True), emb
+
+
+def test_gate_mixes_exactly(model, batch):
+    ctx, emb = _ctx(model, batch.input_ids)
+    dsaa = model.blocks[0].dsaa
+    with torch.no_grad():
+        dsaa.fuse.weight.normal_(0, 0.3)  # a non-trivial gate
+        pe = model.lm.model.rotary_emb(emb, torch.arange(SEQ_LEN)[None])
+        out, aux = dsaa(emb, pe, ctx)
+        expect = aux["alpha"] * aux["o_self"] + (1 - aux["alpha"]) * aux["o_other"]
+        assert torch.allclose(out, expect, atol=1e-6)
+        assert aux["alpha"].std() > 1e-3
+        dsaa.fuse.weight.zero_()
+
+
+@pytest.mark.parametrize("gate,stream,span", [(1.0, "self", "role_mask"), (0.0, "other", "user_mask")])
+def test_forced_gate_reduces_to_one_stream(model, batch, gate, stream, span):
+    ctx, emb = _ctx(model, batch.input_ids, gate)
+    dsaa = model.blocks[0].dsaa
+    with torch.no_grad():
+        pe = model.lm.model.rotary_emb(emb, torch.arange(SEQ_LEN)[None])
+        out, _ = dsaa(emb, pe, ctx)
+        single = dsaa.stream(emb, stream, pe, getattr(ctx, span))
+    assert torch.allclose(out, single, atol=1e-6)
+
+
+def test_stream_bias_targets_its_span(model, batch):
+    """Raising gamma_self changes the self stream wherever role keys are visible, and not at
+    position 0 (the <role> marker, which sees only itself)."""
+    ctx, emb = _ctx(model, batch.input_ids)
+    dsaa = model.blocks[0].dsaa
+    pe = model.lm.model.rotary_emb(emb, torch.arange(SEQ_LEN)[None])
+    with torch.no_grad():
+        base = dsaa.stream(emb, "self", pe, ctx.role_mask)
+        g = dsaa.gamma["self"].item()
+        dsaa.gamma["self"].fill_(5.0)
+        biased = dsaa.stream(emb, "self", pe, ctx.role_mask)
+        dsaa.gamma["self"].fill_(g)
+    assert not torch.allclose(base, biased)
+    assert torch.allclose(base[:, 0], biased[:, 0], atol=1e-6)  # position 0 sees only itself
+
+
+def test_causal_no_future_leak(model, batch):
+    """Changing a response token must not change the logits at earlier positions (routing and
+    sequence pools see the prompt only)."""
+    ids = batch.input_ids.clone()
+    r, u = context_masks(ids)
+    with torch.no_grad():
+        a = model(ids, r, u, force_system2=True).logits
+        ids[:, SLOT_POS["r2"]] = (ids[:, SLOT_POS["r2"]] + 1) % VOCAB_SIZE
+        b = model(ids, r, u, force_system2=True).logits
+    assert torch.allclose(a[:, :SLOT_POS["r2"]], b[:, :SLOT_POS["r2"]], atol=1e-5)
+    assert not torch.allclose(a[:, SLOT_POS["r2"]], b[:, SLOT_POS["r2"]])
+
+
+def test_balance_loss_has_gradient(model, batch):
+    assert balance_loss(torch.full((4, 4), 0.25)).item() == pytest.approx(0.0)
+    assert balance_loss(torch.eye(4)[[0, 0, 0, 0]]).item() == pytest.approx(0.75)
+    g = E.balance_grad_norm(model, batch)
+    assert g > 0
+
+
+def test_mupe_starts_as_identity(model, batch):
+    ctx, emb = _ctx(model, batch.input_ids)
+    assert torch.allclose(model.blocks[0].mupe(emb, ctx), emb)
+
+
+def test_save_and_reload(model, batch, tmp_path):
+    r, u = context_masks(batch.input_ids)
+    path = tmp_path / "kskt.pt"
+    save_kskt(model, path)
+    again = load_kskt(path)
+    again.eval()
+    with torch.no_grad():
+        a = model(batch.input_ids, r, u, force_system2=True).logits
+        b = again(batch.input_ids, r, u, force_system2=True).logits
+    assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_layer_placement(model):
+    from icml26.kskt.model import KSKTBlock
+    kinds = [type(l) is KSKTBlock for l in model.lm.model.layers]
+    assert kinds == [False, True, False, True]
+
+
+def test_bad_inputs_rejected(model, batch):
+    ids = batch.input_ids
+    r, u = context_masks(ids)
+    with pytest.raises(ValueError, match="shape"):
+        model(ids, r[:, :5], u)
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        model(ids, r * 2, u)
+    with pytest.raises(ValueError, match="overlap"):
+        model(ids, r, r)
+    with pytest.raises(ValueError, match="gate_override"):
+        model(ids, r, u, gate_override=1.5)
+    with pytest.raises(TypeError):
+        model(ids, r.tolist(), u)
+    with pytest.raises(RuntimeError, match="context"):
+        model.lm(input_ids=ids, use_cache=False)
+    with pytest.raises(ValueError, match="unknown preset"):
+        get_config("huge")
+    with pytest.raises(ValueError, match="multiple"):
+        get_config("smoke", num_heads=3)
+    with pytest.raises(ValueError, match="top_k"):
+        get_config("smoke", top_k=5)
+    with pytest.raises(ValueError, match="conflict_rate"):
+        make_roleplay_data(10, conflict_rate=1.5)
+    with pytest.raises(ValueError, match="pool"):
+        E.stream_features(model, batch, pool="middle")
+
+
+def test_data_slots_follow_the_rules():
+    d = make_roleplay_data(500, conflict_rate=0.3, seed=1)
+    assert 0.2 < d.conflict.float().mean() < 0.4
+    assert ((d.topic == d.forbidden) == d.conflict).all()
+    assert (d.labels[:, :SLOT_POS["r1"]] == -100).all() and (d.labels[:, SLOT_POS["r1"]:] >= 0).all()
+
+
+def test_smoke_end_to_end():
+    cfg = get_config("smoke", device="cpu")
+    res = E.run_experiment(cfg)
+    claim, measured, checks = E.claim_figures(res)
+    assert set(checks) == {"self stream specialises", "other stream specialises", "relationship slot not worse",
+                           "balance loss trains"}
+    assert measured["L_bal has gradient"] is True
+    sweep = E.gate_sweep(res.seeds[0].models[0], res.test.input_ids[:1], [0.0, 0.5, 1.0])
+    assert sweep["answer"].shape == (3,) and (sweep["answer"] + sweep["refuse"] <= 1 + 1e-6).all()
+    assert len(E.greedy_response(res.seeds[0].models[0], res.test.input_ids[:1])) == 3
+
+
+def test_claim_criterion_can_fail_and_pass():
+    cfg = get_config("smoke")
+    from icml26.kskt.train import TrainLog
+
+    def fake(ps, pk, pb):
+        lk, lb = TrainLog(), TrainLog()
+        lk.slot_acc, lb.slot_acc = [{"r2": pk}], [{"r2": pb}]
+        return E.ExperimentResult(cfg, [E.SeedResult(0, lk, lb, ps, ps, 1.0, {}, {})])
+
+    good = {"self->style": 0.9, "other->style": 0.5, "other->topic": 0.9, "self->topic": 0.4}
+    assert all(E.claim_figures(fake(good, 0.8, 0.81))[2].values())
+    assert not E.claim_figures(fake(good, 0.7, 0.8))[2]["relationship slot not worse"]
+    bad = dict(good, **{"other->style": 0.85})
+    assert not E.claim_figures(fake(bad, 0.8, 0.8))[2]["self stream specialises"]
