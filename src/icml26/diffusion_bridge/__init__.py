@@ -1,0 +1,8 @@
+"""Structured Diffusion Bridges (Kosman, Serussi, Baskin; ICML 2026) at digits scale:
+a latent VE diffusion bridge from 4x4 low-res to 8x8 high-res digits, trained with marginal
+matching (capacity-constrained winner-takes-all), endpoint and trajectory cycle consistency and
+optional paired supervision, against the same bridge trained on pairs only (LDDBM-lite)."""
+
+from .config import EXPECTED_TIME, PRESETS, BridgeConfig, get_config
+
+__all__ = ["EXPECTED_TIME", "PRESETS", "BridgeConfig", "get_config"]

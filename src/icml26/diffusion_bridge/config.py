@@ -1,0 +1,94 @@
+"""Presets for the chapter: `smoke` (seconds, unit tests), `reduced` (the stored run) and
+`full` (one GPU: a longer, wider run with more seeds and pairing fractions).
+
+The pass criterion of the reproduction check is fixed here, before any result is seen; it is
+the one of the paper summary's reduced-scale plan (shared/papers/diffusion_bridge.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    """All knobs of the chapter's experiments (digits, 4x4 low-res -> 8x8 high-res)."""
+
+    # data (sklearn digits; 1,400 train / 397 test)
+    n_train: int = 1400
+    lr_noise: float = 0.05  # std of the low-res sensor noise (pixels in [-1, 1])
+    # autoencoders (frozen after pre-training)
+    latent_dim: int = 16
+    ae_steps: int = 400
+    ae_lr: float = 3e-3
+    # bridge (VE DDBM, T = sigma_max = 1)
+    t_min: float = 0.002
+    t_max: float = 0.999  # T (1 - 1e-3): the bridge std vanishes at T
+    hidden: int = 96
+    t_emb_dim: int = 16
+    # training
+    steps: int = 300
+    batch: int = 128
+    lr: float = 1e-3
+    train_sampler_steps: int = 2  # differentiable sampler steps inside the SDB losses
+    eval_sampler_steps: int = 10
+    warmup_frac: float = 0.3  # SDB constraint weights ramp up from 0 over this fraction of steps
+    # loss weights: (pair, marginal matching, endpoint cycle, trajectory cycle) and predictive loss
+    w_pair: float = 1.0
+    w_mm: float = 1.0
+    w_cyc_end: float = 0.5
+    w_cyc_traj: float = 0.5
+    w_pred: float = 0.1
+    capacity: int = 1  # kappa: how many generated samples one real target may win
+    # runs
+    rhos_sdb: tuple[float, ...] = (0.0, 0.05, 0.1, 1.0)
+    rhos_paired: tuple[float, ...] = (0.05, 0.1, 1.0)
+    seeds: tuple[int, ...] = (0, 1, 2)
+    # pass criterion (fixed before looking at results; means over seeds)
+    min_acc_gain_low: float = 0.10  # acc(SDB) - acc(paired) at the lowest shared rho (0.05)
+    min_psnr_gain_low: float = 0.5  # dB, same rho
+    max_acc_gap_to_full: float = 0.05  # acc(SDB, 0.1) >= acc(paired, 1) - this
+    max_mmd_ratio_unpaired: float = 1.5  # MMD(SDB, 0) <= this x MMD(paired, 1)
+    max_acc_drop_full: float = 0.01  # acc(SDB, 1) >= acc(paired, 1) - this
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        if not 0 < self.n_train < 1797:
+            raise ValueError(f"n_train must lie in (0, 1797), got {self.n_train}")
+        if not 0.0 < self.t_min < self.t_max < 1.0:
+            raise ValueError(f"need 0 < t_min < t_max < T = 1, got {self.t_min}, {self.t_max}")
+        if self.steps < 1 or self.batch < 2 or self.ae_steps < 1:
+            raise ValueError("steps, ae_steps must be >= 1 and batch >= 2")
+        if self.train_sampler_steps < 1 or self.eval_sampler_steps < 1:
+            raise ValueError("sampler step counts must be >= 1")
+        if self.capacity < 1:
+            raise ValueError(f"capacity kappa must be >= 1, got {self.capacity}")
+        for r in (*self.rhos_sdb, *self.rhos_paired):
+            if not 0.0 <= r <= 1.0:
+                raise ValueError(f"pairing fractions must lie in [0, 1], got {r}")
+        if any(r <= 0.0 for r in self.rhos_paired):
+            raise ValueError("paired-only training needs rho > 0 (it is undefined without pairs)")
+        if not self.seeds:
+            raise ValueError("need at least one seed")
+        if self.lr_noise < 0:
+            raise ValueError("lr_noise must be >= 0")
+
+
+PRESETS: dict[str, BridgeConfig] = {
+    "smoke": BridgeConfig(ae_steps=60, steps=25, batch=32, hidden=32, seeds=(0,), eval_sampler_steps=3,
+                          rhos_sdb=(0.0, 0.05, 1.0), rhos_paired=(0.05, 1.0)),
+    "reduced": BridgeConfig(),
+    "full": BridgeConfig(ae_steps=3000, steps=20000, batch=256, hidden=512, train_sampler_steps=4,
+                         eval_sampler_steps=40, lr=2e-4, rhos_sdb=(0.0, 0.01, 0.05, 0.1, 0.5, 1.0),
+                         rhos_paired=(0.01, 0.05, 0.1, 0.5, 1.0), seeds=(0, 1, 2, 3, 4)),
+}
+
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
+                 "full": "about an hour on one GPU"}
+
+
+def get_config(name: str = "reduced", **overrides) -> BridgeConfig:
+    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    return select_preset(PRESETS, name, **overrides)

@@ -1,0 +1,92 @@
+"""Structured Diffusion Bridge objectives (our reconstruction, see the chapter's deviations):
+winner-takes-all marginal matching with a capacity constraint, endpoint and trajectory cycle
+consistency, and the optional paired heuristic (LDDBM's bridge + predictive loss)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from scipy.optimize import linear_sum_assignment
+
+from .bridge import sample_bridge, sample_translation
+
+
+def wta_capacity_assignment(cost: np.ndarray | torch.Tensor, capacity: int = 1) -> np.ndarray:
+    """pi* = argmin_{pi : |pi^{-1}(j)| <= kappa} sum_i C[i, pi(i)] (marginal matching, WTA).
+
+    Every generated sample (row) wins exactly one real target (column); each target is won at
+    most `capacity` times. Exact: the columns are repeated kappa times and the rectangular
+    assignment problem is solved (Hungarian). Returns pi (n_rows,) of target indices.
+    """
+    c = cost.detach().cpu().numpy() if isinstance(cost, torch.Tensor) else np.asarray(cost, dtype=float)
+    if c.ndim != 2:
+        raise ValueError(f"cost must be a matrix (n_gen, n_real), got shape {c.shape}")
+    if not isinstance(capacity, (int, np.integer)) or capacity < 1:
+        raise ValueError(f"capacity must be an integer >= 1, got {capacity}")
+    n, m = c.shape
+    if n > capacity * m:
+        raise ValueError(f"infeasible: {n} samples cannot be assigned to {m} targets with capacity {capacity}")
+    rep = np.tile(c, (1, capacity))  # (n, kappa m): column j + k m is copy k of target j
+    rows, cols = linear_sum_assignment(rep)
+    pi = np.empty(n, dtype=np.int64)
+    pi[rows] = cols % m
+    return pi
+
+
+def marginal_matching_loss(z_gen: torch.Tensor, z_real: torch.Tensor, capacity: int = 1) -> torch.Tensor:
+    """L_MM per member: (1/B) sum_i ||z_gen_i - z_real_{pi*(i)}||^2 with pi* fixed (no gradient
+    through the assignment). Inputs (M, B, d); returns (M,)."""
+    if z_gen.ndim != 3 or z_real.ndim != 3 or z_gen.shape[0] != z_real.shape[0] or z_gen.shape[2] != z_real.shape[2]:
+        raise ValueError(f"expected (M, B, d) and (M, B', d), got {tuple(z_gen.shape)}, {tuple(z_real.shape)}")
+    with torch.no_grad():
+        cost = torch.cdist(z_gen, z_real) ** 2  # (M, B, B')
+        pis = [wta_capacity_assignment(cost[m], capacity) for m in range(cost.shape[0])]
+        pi = torch.as_tensor(np.stack(pis), device=z_gen.device)  # (M, B)
+    matched = torch.gather(z_real, 1, pi[..., None].expand(-1, -1, z_real.shape[2]))  # (M, B, d)
+    return ((z_gen - matched) ** 2).sum(-1).mean(-1)
+
+
+def bridge_loss(denoiser, z0: torch.Tensor, zT: torch.Tensor, t_min: float, t_max: float,
+                gen: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """L_br = E_t ||D(z_t, t, z_T) - z_0||^2, t ~ U(t_min, t_max), per member (M,).
+    Also returns the one-step estimate z0_hat (for LDDBM's predictive loss)."""
+    t = t_min + (t_max - t_min) * torch.rand(*z0.shape[:-1], 1, generator=gen, device=z0.device)
+    zt = sample_bridge(z0, zT, t, gen)
+    z0_hat = denoiser(zt, t, zT)
+    return ((z0_hat - z0) ** 2).sum(-1).mean(-1), z0_hat
+
+
+def endpoint_cycle_loss(den_yx, den_xy, zT: torch.Tensor, z0: torch.Tensor, steps: int, t_max: float, t_min: float,
+                        x_hat: torch.Tensor | None = None, y_hat: torch.Tensor | None = None) -> torch.Tensor:
+    """L_cyc^end = ||S_XY(S_YX(z_T)) - z_T||^2 + ||S_YX(S_XY(z_0)) - z_0||^2, per member (M,).
+    Pass already sampled S_YX(z_T) / S_XY(z_0) as `x_hat` / `y_hat` to reuse them."""
+    x_hat = sample_translation(den_yx, zT, steps, t_max, t_min) if x_hat is None else x_hat
+    y_hat = sample_translation(den_xy, z0, steps, t_max, t_min) if y_hat is None else y_hat
+    back_y = sample_translation(den_xy, x_hat, steps, t_max, t_min)
+    back_x = sample_translation(den_yx, y_hat, steps, t_max, t_min)
+    return ((back_y - zT) ** 2).sum(-1).mean(-1) + ((back_x - z0) ** 2).sum(-1).mean(-1)
+
+
+def trajectory_cycle_loss(den_yx, den_xy, zT: torch.Tensor, z0: torch.Tensor, x_hat: torch.Tensor, y_hat: torch.Tensor,
+                          t_min: float, t_max: float, gen: torch.Generator | None = None) -> torch.Tensor:
+    """L_cyc^traj: each generated pair is a pseudo-pair, and the reverse bridge must denoise the
+    states of that same bridge path back to its endpoint:
+    E_t ||D_XY(z'_t, t, sg(x_hat)) - z_T||^2 (path from z_T at 0 to x_hat at T), and symmetrically
+    E_t ||D_YX(z''_t, t, sg(y_hat)) - z_0||^2. Per member (M,)."""
+    l1, _ = bridge_loss(den_xy, zT, x_hat.detach(), t_min, t_max, gen)
+    l2, _ = bridge_loss(den_yx, z0, y_hat.detach(), t_min, t_max, gen)
+    return l1 + l2
+
+
+def paired_loss(den_yx, den_xy, x: torch.Tensor, z0: torch.Tensor, zT: torch.Tensor, decoder_x, w_pred: float,
+                t_min: float, t_max: float, gen: torch.Generator | None = None) -> torch.Tensor:
+    """L_pair (LDDBM's paired heuristic): bridge loss + w_pred * ||D_X(z0_hat) - x||^2 for Y->X,
+    plus the bridge loss for X->Y when `den_xy` is given. (InfoNCE is dropped: the encoders are
+    frozen, so it has no gradient.) Per member (M,)."""
+    l_yx, z0_hat = bridge_loss(den_yx, z0, zT, t_min, t_max, gen)
+    pred = ((decoder_x(z0_hat) - x) ** 2).sum(-1).mean(-1)
+    loss = l_yx + w_pred * pred
+    if den_xy is not None:
+        l_xy, _ = bridge_loss(den_xy, zT, z0, t_min, t_max, gen)
+        loss = loss + l_xy
+    return loss
