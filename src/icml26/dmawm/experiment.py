@@ -1,0 +1,238 @@
+"""The chapter's runs: the training loop (collect -> world-model updates -> imagination updates),
+decentralized evaluation in the real environment, the linear probe of the follower's latent, and
+the reproduction check (`claim_figures`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+from icml26.common import progress, resolve_device, seed_everything
+
+from .behavior import Actor, Critic, actor_critic_losses, imagine
+from .config import METHODS, DMAWMConfig
+from .env import N_ACTIONS, FollowTheScout
+from .model import ModelState, WorldModel, sample_onehot, world_model_loss
+
+
+def make_env(config: DMAWMConfig, n_envs: int, device) -> FollowTheScout:
+    return FollowTheScout(n_envs, config.grid_width, config.grid_height, config.episode_len, config.shaping, device)
+
+
+def make_agents(config: DMAWMConfig, method: str, device) -> tuple[WorldModel, Actor, Critic]:
+    """World model (DMAWM or the joint-latent baseline), decentralized actor, centralized critic."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+    wm = WorldModel(config.n_agents, config.hidden, config.n_cat, config.n_classes, config.attn_heads,
+                    config.attn_layers, joint_posterior=(method == "joint")).to(device)
+    return wm, Actor(wm.x_dim, config.n_agents, config.hidden).to(device), Critic(wm.x_dim, config.hidden).to(device)
+
+
+@torch.no_grad()
+def rollout(env: FollowTheScout, wm: WorldModel, actor: Actor | None, generator: torch.Generator,
+            greedy: bool = False) -> dict:
+    """Run one batch of real episodes. Each agent filters its own latent online with its agent module;
+    the joint baseline must zero the others' encodings (`decentralized=True`): no peeking at execution.
+    `actor=None` acts uniformly at random. Returns obs (E, T+1, N, D), prev_act (E, T+1, N),
+    reward/cont (E, T+1), goal (E,), success (E,), positions (E, T+1, N, 2) and the t=0 states."""
+    obs = env.reset(generator)
+    E, N = obs.shape[:2]
+    state = wm.initial_state(E, obs.device)
+    prev = torch.zeros(E, N, dtype=torch.long, device=obs.device)
+    out = {"obs": [obs], "prev_act": [prev], "reward": [torch.zeros(E, device=obs.device)], "pos": [env.pos.clone()]}
+    for t in range(env.episode_len):
+        a_prev = F.one_hot(prev, N_ACTIONS).float() * (t > 0)
+        h = wm.recurrent(state, a_prev)
+        lg = wm.posterior_logits(h, wm.encode(obs), decentralized=True)
+        z = (F.one_hot(lg.argmax(-1), wm.n_classes).float() if greedy else sample_onehot(lg)).flatten(-2)
+        state = ModelState(h, z)
+        if actor is None:
+            a = torch.randint(0, N_ACTIONS, (E, N), generator=generator).to(obs.device)
+        else:
+            dist = actor(state.x)
+            a = dist.probs.argmax(-1) if greedy else dist.sample()
+        obs, r, _ = env.step(a)
+        prev = a
+        for k, v in (("obs", obs), ("prev_act", a), ("reward", r), ("pos", env.pos.clone())):
+            out[k].append(v)
+    batch = {k: torch.stack(v, 1) for k, v in out.items()}
+    cont = torch.ones_like(batch["reward"])
+    cont[:, -1] = 0.0
+    batch["cont"] = cont
+    batch["goal"] = env.goal.clone()
+    batch["success"] = env.on_goal().all(-1).float()
+    return batch
+
+
+@dataclass
+class Replay:
+    """Fixed-length episodes stored as one tensor per field (E_total, T+1, ...)."""
+
+    data: dict = field(default_factory=dict)
+
+    def add(self, batch: dict) -> None:
+        keys = ("obs", "prev_act", "reward", "cont")
+        self.data = {k: batch[k] if k not in self.data else torch.cat([self.data[k], batch[k]]) for k in keys}
+
+    def __len__(self) -> int:
+        return 0 if not self.data else self.data["obs"].shape[0]
+
+    def sample(self, n: int, generator: torch.Generator) -> dict:
+        idx = torch.randint(0, len(self), (n,), generator=generator).to(self.data["obs"].device)
+        return {k: v[idx] for k, v in self.data.items()}
+
+
+@torch.no_grad()
+def probe_accuracy(wm: WorldModel, batch: dict, agent: int = 1, t: int = 0) -> float:
+    """Linear probe (ridge least squares on +-1 labels, half train / half test) from agent `agent`'s
+    training-time model state x^i_t = [h, q-probs] to the active-goal bit (summary, claim 1). At t=0
+    no agent has moved, so only information copied from another agent can make it decodable."""
+    h, _, post = wm.observe(batch["obs"], batch["prev_act"])
+    feat = torch.cat([h[:, t, agent], post[:, t, agent].softmax(-1).flatten(-2)], -1)  # (E, hidden+z_dim)
+    feat = torch.cat([feat, torch.ones_like(feat[:, :1])], -1).double()
+    y = batch["goal"].double() * 2 - 1
+    n = feat.shape[0] // 2
+    A = feat[:n]
+    w = torch.linalg.solve(A.T @ A + 1e-3 * torch.eye(A.shape[1], dtype=A.dtype, device=A.device), A.T @ y[:n])
+    return float(((feat[n:] @ w).sign() == y[n:]).double().mean())
+
+
+@torch.no_grad()
+def evaluate(config: DMAWMConfig, wm: WorldModel, actor: Actor, generator: torch.Generator, device) -> dict:
+    """Real decentralized success / return (greedy actions) and the imagined return from the same
+    episodes' initial model states (training-time representation), for the dream-vs-reality gap."""
+    env = make_env(config, config.n_eval, device)
+    batch = rollout(env, wm, actor, generator, greedy=True)
+    h, z, _ = wm.observe(batch["obs"][:, :1], batch["prev_act"][:, :1], sample=False)
+    traj = imagine(wm, actor, ModelState(h[:, 0], z[:, 0]), config.episode_len, greedy=True)
+    alive = torch.cumprod(torch.cat([torch.ones_like(traj["cont"][:1]), traj["cont"][:-1]]), 0)
+    imag = (alive * traj["reward"]).sum(0)
+    return {"success": batch["success"].mean().item(), "real_return": batch["reward"].sum(1).mean().item(),
+            "imagined_return": imag.mean().item(), "probe": probe_accuracy(wm, batch), "batch": batch}
+
+
+def train_method(config: DMAWMConfig, method: str, seed: int = 0, device=None, show_progress: bool = True) -> dict:
+    """Algorithm loop (summary, "Behaviour learning"): for each round, collect real episodes with the
+    decentralized actors, update the world model on replay, then the actor/critic in imagination."""
+    device = resolve_device(config.device if device is None else device)
+    seed_everything(seed + (0 if method == "dmawm" else 1000))
+    gen = torch.Generator().manual_seed(seed)  # same real episodes (goals, starts) for both methods
+    wm, actor, critic = make_agents(config, method, device)
+    opt_wm = torch.optim.Adam(wm.parameters(), lr=config.lr_wm)
+    opt_a = torch.optim.Adam(actor.parameters(), lr=config.lr_actor)
+    opt_c = torch.optim.Adam(critic.parameters(), lr=config.lr_critic)
+    env, replay, history = make_env(config, config.n_envs, device), Replay(), []
+    bar = progress(range(config.rounds), desc=f"{method} seed {seed}", disable=not show_progress or None)
+    for r in bar:
+        replay.add(rollout(env, wm, actor if r > 0 else None, gen))
+        for _ in range(config.wm_updates):
+            loss, logs = world_model_loss(wm, replay.sample(config.batch_size, gen), config.kl_scale,
+                                          config.kl_balance, config.free_nats)
+            opt_wm.zero_grad(); loss.backward()
+            torch.nn.utils.clip_grad_norm_(wm.parameters(), 100.0); opt_wm.step()
+        wm.requires_grad_(False)
+        for _ in range(config.ac_updates):
+            b = replay.sample(max(1, config.imag_starts // (config.episode_len + 1)), gen)
+            with torch.no_grad():
+                h, z, _ = wm.observe(b["obs"], b["prev_act"])
+            start = ModelState(h.flatten(0, 1), z.flatten(0, 1))  # (B*(T+1), N, .) every real step
+            traj = imagine(wm, actor, start, config.horizon)
+            a_loss, c_loss, ac_logs = actor_critic_losses(traj, critic, config.gamma, config.lam, config.entropy)
+            opt_a.zero_grad(); opt_c.zero_grad(); (a_loss + c_loss).backward()
+            torch.nn.utils.clip_grad_norm_(actor.parameters(), 100.0)
+            torch.nn.utils.clip_grad_norm_(critic.parameters(), 100.0)
+            opt_a.step(); opt_c.step()
+        wm.requires_grad_(True)
+        ev = evaluate(config, wm, actor, torch.Generator().manual_seed(10_000 + seed), device)
+        ev.pop("batch")
+        history.append({"round": r + 1, "env_steps": len(replay) * config.episode_len, **logs, **ev})
+    final = evaluate(config, wm, actor, torch.Generator().manual_seed(20_000 + seed), device)
+    return {"method": method, "seed": seed, "wm": wm, "actor": actor, "critic": critic, "history": history,
+            "final": final}
+
+
+def run_experiment(config: DMAWMConfig, seed: int = 0, device=None) -> dict[str, list[dict]]:
+    """Both methods, `config.n_seeds` seeds each (seeds seed, seed+1, ...), same budget."""
+    return {m: [train_method(config, m, seed + s, device) for s in range(config.n_seeds)] for m in METHODS}
+
+
+def summarize(results: dict[str, list[dict]]) -> dict[str, dict[str, float]]:
+    """Mean over seeds of the final figures for each method."""
+    out = {}
+    for m, runs in results.items():
+        f = [r["final"] for r in runs]
+        out[m] = {k: sum(x[k] for x in f) / len(f) for k in ("success", "real_return", "imagined_return", "probe")}
+        out[m]["gap"] = sum(abs(x["imagined_return"] - x["real_return"]) for x in f) / len(f)
+    return out
+
+
+def claim_figures(results: dict[str, list[dict]], config: DMAWMConfig) -> tuple[str, dict, dict]:
+    """The reproduction check (summary, "Claims to reproduce"), criterion fixed in `DMAWMConfig`:
+    (1) mechanism: follower probe at t=0 <= probe_chance_max for DMAWM and >= probe_joint_min for the
+    joint-latent model, in every seed; (2) control: DMAWM's real decentralized success >= joint +
+    success_margin in every seed, and DMAWM's mean |imagined - real| return gap is the smaller."""
+    if set(results) != set(METHODS) or any(len(results[m]) == 0 for m in METHODS):
+        raise ValueError(f"results must hold non-empty run lists for {METHODS}, got {sorted(results)}")
+    if len(results["dmawm"]) != len(results["joint"]):
+        raise ValueError("both methods need the same number of seeds")
+    s = summarize(results)
+    pairs = list(zip(results["dmawm"], results["joint"]))
+    checks = {
+        "DMAWM follower latent holds no goal information (probe <= chance bar)":
+            all(d["final"]["probe"] <= config.probe_chance_max for d, _ in pairs),
+        "joint-latent follower latent leaks the goal (probe >= bar)":
+            all(j["final"]["probe"] >= config.probe_joint_min for _, j in pairs),
+        "DMAWM decentralized success beats joint by the margin in every seed":
+            all(d["final"]["success"] >= j["final"]["success"] + config.success_margin for d, j in pairs),
+        "DMAWM imagined-vs-real return gap is smaller": s["dmawm"]["gap"] < s["joint"]["gap"],
+    }
+    measured = {
+        "probe DMAWM": round(s["dmawm"]["probe"], 1), "probe joint": round(s["joint"]["probe"], 1),
+        "success DMAWM": round(s["dmawm"]["success"], 1), "success joint": round(s["joint"]["success"], 1),
+        "gap DMAWM": round(s["dmawm"]["gap"], 1), "gap joint": round(s["joint"]["gap"], 1),
+        "seeds": len(pairs),
+    }
+    claim = ("A disentangled world model keeps each agent's latent free of others' private information, "
+             "so policies learned in imagination transfer to decentralized execution better than with a joint latent")
+    return claim, measured, checks
+
+
+@torch.no_grad()
+def dream_vs_reality(config: DMAWMConfig, run: dict, goal: int = 1, seed: int = 0) -> dict:
+    """One real episode with a chosen goal (decentralized, greedy) and the world model's imagined
+    continuation from the same initial state: agent x-positions over time, real and decoded-from-dream,
+    plus the interaction predictor's attention along the dream."""
+    if goal not in (0, 1):
+        raise ValueError(f"goal must be 0 (left) or 1 (right), got {goal}")
+    wm, actor = run["wm"], run["actor"]
+    device = next(wm.parameters()).device
+    env = make_env(config, 1, device)
+    gen = torch.Generator().manual_seed(seed)
+    env.reset(gen)
+    # restart with the chosen goal (same starting rows)
+    env.goal = torch.tensor([goal], device=device)
+    real_pos, obs, state = [], env.observe(), wm.initial_state(1, device)
+    prev = torch.zeros(1, 2, dtype=torch.long, device=device)
+    start = None
+    for t in range(config.episode_len + 1):
+        real_pos.append(env.pos[0, :, 0].float().clone())
+        if t == config.episode_len:
+            break
+        h = wm.recurrent(state, F.one_hot(prev, N_ACTIONS).float() * (t > 0))
+        lg = wm.posterior_logits(h, wm.encode(obs), decentralized=True)
+        state = ModelState(h, F.one_hot(lg.argmax(-1), wm.n_classes).float().flatten(-2))
+        if t == 0:
+            lg_train = wm.posterior_logits(h, wm.encode(obs))  # training-time representation
+            start = ModelState(h, F.one_hot(lg_train.argmax(-1), wm.n_classes).float().flatten(-2))
+        prev = actor(state.x).probs.argmax(-1)
+        obs, _, _ = env.step(prev)
+    traj = imagine(wm, actor, start, config.episode_len, greedy=True)
+    x = traj["x"][:, 0]  # (T+1, N, x_dim)
+    ids = wm.agent_ids(x.shape[:-2], device)
+    decoded = wm.decoder(torch.cat([x, ids], -1))[..., 0]  # (T+1, N): own x coordinate in [-1, 1]
+    dream_pos = (decoded + 1) / 2 * (config.grid_width - 1)
+    _, attn = wm.interaction_tokens(x[..., : wm.hidden], return_attention=True)  # (T+1, N, N)
+    return {"real": torch.stack(real_pos).cpu(), "dream": dream_pos.cpu(), "attention": attn.cpu(),
+            "goal_x": 0 if goal == 0 else config.grid_width - 1}

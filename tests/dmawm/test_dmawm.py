@@ -1,0 +1,162 @@
+"""DMAWM: the batched environment, the decentralization guarantee of the agent modules (by
+perturbation), the joint baseline's leak, imagination shapes, lambda-returns, KL balancing,
+the reproduction criterion, a smoke run and bad input."""
+
+import pytest
+import torch
+
+from icml26.dmawm import Actor, FollowTheScout, ModelState, WorldModel, get_config, imagine, kl_balanced, lambda_return
+from icml26.dmawm.config import METHODS
+from icml26.dmawm.env import N_ACTIONS, OBS_DIM
+from icml26.dmawm.experiment import claim_figures, dream_vs_reality, make_agents, rollout, train_method
+
+torch.set_num_threads(1)
+
+
+def _episodes(n=16, seed=0):
+    cfg = get_config("smoke", device="cpu")
+    env = FollowTheScout(n, episode_len=6)
+    wm, _, _ = make_agents(cfg, "dmawm", "cpu")
+    return rollout(env, wm, None, torch.Generator().manual_seed(seed))
+
+
+def test_env_batched_and_deterministic_per_seed():
+    a, b, c = _episodes(seed=3), _episodes(seed=3), _episodes(seed=4)
+    for k in ("obs", "prev_act", "reward", "goal"):
+        assert torch.equal(a[k], b[k])
+    assert not torch.equal(a["obs"], c["obs"])
+    assert a["obs"].shape == (16, 7, 2, OBS_DIM) and a["reward"].shape == (16, 7)
+    # only the scout (agent 0) sees the goal; the follower's private slot is empty
+    assert torch.equal(a["obs"][:, :, 0, 4:6].argmax(-1)[:, 0], a["goal"])
+    assert torch.all(a["obs"][:, :, 1, 4:6] == 0)
+
+
+def test_env_reward_when_both_on_goal():
+    env = FollowTheScout(2, episode_len=5, shaping=0.1)
+    env.reset(torch.Generator().manual_seed(0))
+    env.goal = torch.tensor([0, 1])
+    env.pos = torch.tensor([[[1, 1], [0, 1]], [[3, 1], [4, 0]]])
+    _, r, done = env.step(torch.tensor([[1, 0], [2, 4]]))  # env 0: scout moves left onto goal; env 1 likewise
+    assert torch.allclose(r, torch.tensor([1.0, 1.0]))
+    assert not done.any()
+
+
+def _obs(B=4, T=5, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(B, T, 2, OBS_DIM, generator=g), torch.randint(0, N_ACTIONS, (B, T, 2), generator=g)
+
+
+def test_dmawm_latent_ignores_other_agents_private_observations():
+    """Perturb agent 0's observations: agent 1's posterior, h and their gradients are unchanged."""
+    torch.manual_seed(0)
+    wm = WorldModel(hidden=32, n_cat=4, n_classes=4, joint_posterior=False)
+    obs, act = _obs()
+    obs2 = obs.clone()
+    obs2[:, :, 0] += torch.randn_like(obs2[:, :, 0])
+    h1, _, q1 = wm.observe(obs, act, sample=False)
+    h2, _, q2 = wm.observe(obs2, act, sample=False)
+    assert torch.allclose(q1[:, :, 1], q2[:, :, 1], atol=1e-6) and torch.allclose(h1[:, :, 1], h2[:, :, 1], atol=1e-6)
+    assert not torch.allclose(q1[:, :, 0], q2[:, :, 0])
+    # gradient test: d(agent 1's posterior) / d(agent 0's observation) is exactly zero
+    obs_g = obs.clone().requires_grad_(True)
+    _, _, q = wm.observe(obs_g, act, sample=False)
+    q[:, :, 1].sum().backward()
+    assert obs_g.grad[:, :, 0].abs().max() == 0
+    assert obs_g.grad[:, :, 1].abs().max() > 0
+
+
+def test_joint_baseline_leaks_but_not_when_decentralized():
+    torch.manual_seed(0)
+    wm = WorldModel(hidden=32, n_cat=4, n_classes=4, joint_posterior=True)
+    obs, act = _obs()
+    obs2 = obs.clone()
+    obs2[:, :, 0] += 1.0
+    _, _, q1 = wm.observe(obs, act, sample=False)
+    _, _, q2 = wm.observe(obs2, act, sample=False)
+    assert not torch.allclose(q1[:, 0, 1], q2[:, 0, 1])  # training-time latent reads the other's obs
+    _, _, d1 = wm.observe(obs, act, decentralized=True, sample=False)
+    _, _, d2 = wm.observe(obs2, act, decentralized=True, sample=False)
+    assert torch.allclose(d1[:, :, 1], d2[:, :, 1], atol=1e-6)  # execution-time latent does not
+
+
+def test_environment_module_mixes_agents():
+    """The prior factor for agent 1 must depend on agent 0's deterministic state (via attention)."""
+    torch.manual_seed(0)
+    wm = WorldModel(hidden=32, n_cat=4, n_classes=4)
+    h = torch.randn(3, 2, 32)
+    h2 = h.clone(); h2[:, 0] += 1.0
+    assert not torch.allclose(wm.prior_logits(h)[:, 1], wm.prior_logits(h2)[:, 1])
+
+
+def test_imagination_shapes():
+    torch.manual_seed(0)
+    wm = WorldModel(hidden=32, n_cat=4, n_classes=4)
+    actor = Actor(wm.x_dim, 2, 32)
+    start = wm.initial_state(5, "cpu")
+    traj = imagine(wm, actor, start, horizon=7)
+    assert traj["x"].shape == (8, 5, 2, wm.x_dim)
+    assert traj["actions"].shape == traj["logp"].shape == (7, 5, 2)
+    assert traj["reward"].shape == traj["cont"].shape == (7, 5)
+    z = traj["x"][1:, ..., wm.hidden:].unflatten(-1, (4, 4))
+    assert torch.allclose(z.sum(-1), torch.ones(7, 5, 2, 4))  # one-hot categorical latents
+
+
+def test_lambda_return_limits():
+    r = torch.tensor([[1.0], [2.0], [3.0]]); v = torch.tensor([[0.0], [5.0], [6.0], [10.0]]); d = torch.full((3, 1), 0.5)
+    mc = lambda_return(r, v, d, lam=1.0)  # lambda=1: discounted Monte-Carlo bootstrapped at the end
+    assert torch.allclose(mc[0], torch.tensor([1 + 0.5 * (2 + 0.5 * (3 + 0.5 * 10))]))
+    td = lambda_return(r, v, d, lam=0.0)  # lambda=0: one-step TD targets
+    assert torch.allclose(td[:, 0], r[:, 0] + 0.5 * v[1:, 0])
+
+
+def test_kl_balancing_and_free_nats():
+    q = torch.randn(6, 2, 4, 4)
+    assert torch.allclose(kl_balanced(q, q.clone(), free_nats=0.0), torch.tensor(0.0), atol=1e-6)
+    assert torch.allclose(kl_balanced(q, q.clone(), free_nats=1.0), torch.tensor(2.0))  # 1 nat x 2 agents
+    p = torch.randn(6, 2, 4, 4, requires_grad=True)
+    kl_balanced(q.requires_grad_(True), p, balance=1.0, free_nats=0.0).backward()
+    assert q.grad.abs().max() == 0 and p.grad.abs().max() > 0  # alpha=1: only the prior learns
+
+
+def test_smoke_run_and_criterion():
+    cfg = get_config("smoke", device="cpu")
+    results = {m: [train_method(cfg, m, 0, show_progress=False)] for m in METHODS}
+    assert results["dmawm"][0]["final"]["probe"] <= 1.0 and len(results["joint"][0]["history"]) == cfg.rounds
+    claim, measured, checks = claim_figures(results, cfg)
+    assert len(checks) == 4 and "probe DMAWM" in measured
+    d = dream_vs_reality(cfg, results["dmawm"][0], goal=1)
+    assert d["real"].shape == d["dream"].shape == (cfg.episode_len + 1, 2)
+    # the criterion can fail and can pass
+    fake = lambda p, s, ir, rr: {"final": {"probe": p, "success": s, "imagined_return": ir, "real_return": rr}}
+    good = {"dmawm": [fake(0.5, 0.8, 1.0, 1.0)], "joint": [fake(1.0, 0.3, 2.0, 0.0)]}
+    bad = {"dmawm": [fake(0.9, 0.4, 1.0, 1.0)], "joint": [fake(1.0, 0.3, 2.0, 0.0)]}
+    assert all(claim_figures(good, cfg)[2].values())
+    assert not all(claim_figures(bad, cfg)[2].values())
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="valid presets"):
+        get_config("huge")
+    with pytest.raises(ValueError, match="n_agents"):
+        get_config("smoke", n_agents=3)
+    with pytest.raises(ValueError, match="grid_width"):
+        get_config("smoke", grid_width=4)
+    with pytest.raises(ValueError, match="unknown method"):
+        make_agents(get_config("smoke"), "mamba", "cpu")
+    wm = WorldModel(hidden=16, n_cat=2, n_classes=2)
+    with pytest.raises(ValueError, match="obs must have shape"):
+        wm.encode(torch.zeros(3, 2, 5))
+    with pytest.raises(ValueError, match="prev_actions"):
+        wm.observe(torch.zeros(3, 4, 2, OBS_DIM), torch.zeros(3, 4))
+    env = FollowTheScout(2)
+    env.reset(torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="actions must"):
+        env.step(torch.zeros(3, 2, dtype=torch.long))
+    with pytest.raises(ValueError, match="integers"):
+        env.step(torch.full((2, 2), 7))
+    with pytest.raises(ValueError, match="horizon"):
+        imagine(wm, Actor(wm.x_dim, 2, 16), wm.initial_state(1, "cpu"), 0)
+    with pytest.raises(ValueError, match="value"):
+        lambda_return(torch.zeros(3, 1), torch.zeros(3, 1), torch.zeros(3, 1), 0.9)
+    with pytest.raises(ValueError, match="results"):
+        claim_figures({"dmawm": []}, get_config("smoke"))
