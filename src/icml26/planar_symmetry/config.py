@@ -1,0 +1,77 @@
+"""Presets (`smoke`, `reduced`, `full`) and the pass criterion of the reproduction check,
+fixed here before any result was seen (claim of shared/papers/planar_symmetry.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+from .groups import WALLPAPER_GROUPS
+
+ROSETTES = ("C2", "C3", "C4", "C5", "C6", "D2", "D3", "D4", "D5", "D6")
+
+
+@dataclass(frozen=True)
+class PlanarSymmetryConfig:
+    """All knobs of the chapter's experiments."""
+
+    # invariance and continuity (random-init bases, every group)
+    groups: tuple[str, ...] = WALLPAPER_GROUPS + ROSETTES
+    invariance_points: int = 2048
+    continuity_pairs: int = 20000
+    continuity_step: float = 5e-3  # h; the fine step is h / continuity_factor
+    continuity_factor: float = 10.0
+    # fitting symmetric targets (pattern design)
+    fit_groups: tuple[str, ...] = ("pg", "p2mm", "p4", "p3", "p6")
+    image: str = "camera"  # skimage.data image (bundled in the wheel)
+    fit_res: int = 48  # training pixels per cell side
+    eval_res: int = 61  # held-out evaluation grid per cell side
+    fit_steps: int = 300
+    lr: float = 1e-2
+    grid_levels: int = 4
+    grid_base_res: int = 4
+    grid_max_res: int = 32
+    # paper cutting with VTM
+    topo_group: str = "p4mm"
+    topo_n: int = 32
+    topo_steps: int = 120
+    topo_weight: float = 0.05
+    # pass criterion (fixed before looking at results)
+    max_invariance_error: float = 1e-5  # Eq. 3 exactly invariant, every group, both bases
+    max_tear_continuous: float = 2.0  # tear ratio <= 2: no jump (a jump gives ~ factor = 10)
+    min_tear_naive: float = 4.0  # the naive wrap tears (ratio >= 4) ...
+    tear_groups: tuple[str, ...] = ("p4", "p6", "p3", "pg")  # ... for these rotation / glide groups
+    max_psnr_gap_db: float = 1.0  # Eq. 3's PSNR >= group averaging's - 1 dB on every fitted group
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        if not self.groups or not self.fit_groups:
+            raise ValueError("groups and fit_groups must be non-empty")
+        if self.fit_res < 8 or self.eval_res < 8:
+            raise ValueError(f"fit_res and eval_res must be >= 8, got {self.fit_res}, {self.eval_res}")
+        if self.fit_steps < 1 or self.topo_steps < 0 or self.lr <= 0:
+            raise ValueError("fit_steps must be >= 1, topo_steps >= 0 and lr > 0")
+        if not 0 < self.continuity_step < 0.1 or self.continuity_factor <= 1:
+            raise ValueError("continuity_step must lie in (0, 0.1) and continuity_factor > 1")
+        if self.topo_n < 8:
+            raise ValueError(f"topo_n must be >= 8, got {self.topo_n}")
+
+
+PRESETS: dict[str, PlanarSymmetryConfig] = {
+    "smoke": PlanarSymmetryConfig(groups=("p1", "pg", "p4", "p3", "p6", "p2mm", "C5", "D3"), invariance_points=256,
+                                  continuity_pairs=2000, fit_groups=("p4", "pg"), fit_res=16, eval_res=17,
+                                  fit_steps=30, topo_n=16, topo_steps=5),
+    "reduced": PlanarSymmetryConfig(),
+    "full": PlanarSymmetryConfig(invariance_points=65536, continuity_pairs=200000, fit_groups=WALLPAPER_GROUPS,
+                                 fit_res=256, eval_res=301, fit_steps=3000, grid_levels=16, grid_base_res=16,
+                                 grid_max_res=256, topo_n=128, topo_steps=400),
+}
+
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about a minute on 2 CPU cores",
+                 "full": "tens of minutes on one GPU"}
+
+
+def get_config(name: str = "reduced", **overrides) -> PlanarSymmetryConfig:
+    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    return select_preset(PRESETS, name, **overrides)

@@ -1,0 +1,183 @@
+"""Tests of the planar_symmetry chapter: invariance for every group, the fold, the eta
+generators, continuity, the VTM gradient, bad input and an end-to-end smoke run."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from icml26.common import report_claim
+from icml26.planar_symmetry import experiment as E
+from icml26.planar_symmetry import get_config
+from icml26.planar_symmetry.config import ROSETTES
+from icml26.planar_symmetry.fields import CONSTRUCTIONS, make_base, make_field
+from icml26.planar_symmetry.groups import (WALLPAPER_GROUPS, Lattice, check_lattice, get_group, wallpaper_group)
+from icml26.planar_symmetry.metrics import invariance_error, sample_points, tear_ratio
+from icml26.planar_symmetry.topology import periodic_components, solve_vtm, vtm_score
+
+ALL = WALLPAPER_GROUPS + ROSETTES
+RANKS = {"p1": 4, "p2": 2, "pm": 2, "pg": 4, "cm": 4, "p2mm": 1, "p2mg": 2, "p2gg": 4, "c2mm": 2, "p4": 2,
+         "p4mm": 1, "p4gm": 2, "p3": 4, "p3m1": 2, "p31m": 2, "p6": 2, "p6mm": 1}
+
+
+def _pts(group, n=300, seed=0):
+    return sample_points(group, n, torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("base", ["grid", "fourier"])
+def test_eq3_invariant_under_every_generator(name, base):
+    g = get_group(name)
+    f = make_field("symmetrized", g, make_base(base, torch.Generator().manual_seed(1)), channels=2)
+    assert invariance_error(f, g, n=256) < 1e-5
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_fold_is_W_invariant_idempotent_and_1_lipschitz(name):
+    g = get_group(name)
+    u = _pts(g)
+    p = g.fold(u)
+    for w in g.w_elements:  # W-invariance (hence G-invariance, G inside W)
+        assert (g.fold(w.apply(u)) - p).abs().max() < 1e-9
+    (lo1, hi1), (lo2, hi2) = g.alcove_box
+    assert p[:, 0].min() >= lo1 - 1e-9 and p[:, 0].max() <= hi1 + 1e-9
+    assert p[:, 1].min() >= lo2 - 1e-9 and p[:, 1].max() <= hi2 + 1e-9
+    if g.w_type != "p6mm":  # the alcove point is a valid input again (same coordinates)
+        assert (g.fold(torch.linalg.solve(g.A, p.T).T) - p).abs().max() < 1e-9
+    # 1-Lipschitz in the fold's own metric (v = A u; Cartesian for hex / rosettes)
+    v = _pts(g, seed=1)
+    d = 1e-3 * torch.randn_like(v)
+    metric = torch.tensor([[1.0, 0.5], [0.0, math.sqrt(3) / 2]], dtype=torch.float64) if g.w_type == "p6mm" else g.A
+    lhs = (g.fold(v + d) - g.fold(v)).norm(dim=-1)
+    rhs = (d @ metric.T).norm(dim=-1)
+    assert (lhs <= rhs * (1 + 1e-6) + 1e-12).all()
+
+
+def test_hex_fold_is_idempotent_on_the_alcove():
+    g = get_group("p6mm")
+    p = g.fold(_pts(g))
+    S = torch.tensor([[1.0, 0.5], [0.0, math.sqrt(3) / 2]], dtype=torch.float64)
+    assert (g.fold(torch.linalg.solve(S, p.T).T) - p).abs().max() < 1e-12
+
+
+@pytest.mark.parametrize("name", WALLPAPER_GROUPS)
+def test_eta_invariant_independent_and_rank(name):
+    g = get_group(name)
+    assert g.rank == RANKS[name]
+    u = _pts(g)
+    e = g.eta(u)
+    assert e.shape == (len(u), g.rank) and torch.allclose(e[:, 0], torch.ones_like(e[:, 0]))
+    for s in g.generators:
+        assert (g.eta(s.apply(u)) - e).abs().max() < 1e-9
+    # linearly independent over W-invariant functions: [eta_i(w u)]_{i,w} has rank r
+    vals = g.eta(g.w_orbit(u[:5]))  # (5, |W|, r)
+    for s in range(5):
+        assert torch.linalg.matrix_rank(vals[s].T, rtol=1e-8) == g.rank
+
+
+@pytest.mark.parametrize("name", ["p1", "pg", "cm", "p2gg", "p4gm", "p3", "p31m"])
+def test_reynolds_fallback_gives_valid_generators(name):
+    g = wallpaper_group(name, eta_source="reynolds")
+    assert g.eta_source == "reynolds"
+    u = _pts(g)
+    e = g.eta(u)
+    assert e.shape[-1] == g.rank
+    for s in g.generators:
+        assert (g.eta(s.apply(u)) - e).abs().max() < 1e-9
+    vals = g.eta(g.w_orbit(u[:3]))
+    assert all(torch.linalg.matrix_rank(vals[s].T, rtol=1e-8) == g.rank for s in range(3))
+
+
+@pytest.mark.parametrize("name", WALLPAPER_GROUPS)
+def test_group_is_inside_W(name):
+    g = get_group(name)
+    wk = {w.key(True) for w in g.w_elements}
+    assert all(e.key(True) in wk for e in g.elements)
+
+
+@pytest.mark.parametrize("name", ["p4", "p6", "p3", "pg", "p2gg", "C5"])
+def test_continuity_eq3_vs_naive(name):
+    g = get_group(name)
+    base = lambda: make_base("grid", torch.Generator().manual_seed(0))
+    assert tear_ratio(make_field("symmetrized", g, base()), g, n=20000) < 2.0
+    assert tear_ratio(make_field("naive_wrap", g, base()), g, n=20000) > 4.0
+
+
+def test_baselines_are_invariant_and_count_evaluations():
+    g = get_group("p6")
+    for kind in CONSTRUCTIONS:
+        f = make_field(kind, g, make_base("grid", torch.Generator().manual_seed(0)))
+        assert invariance_error(f, g, n=256) < 1e-9
+    assert make_field("group_average", g, make_base("grid")).evaluations_per_point == 6
+
+
+def test_vtm_gradient_and_islands():
+    n = 12
+    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    isl = ((i - 6) ** 2 + (j - 6) ** 2 < 8).astype(float)
+    rho = torch.tensor(np.clip(isl * 0.8 + 0.1, 0, 1), requires_grad=True)
+    J = vtm_score(rho)
+    J.backward()
+    d = torch.zeros_like(rho)
+    d[6, 8] = 1e-6
+    fd = (float(vtm_score(rho.detach() + d)) - float(J)) / 1e-6
+    assert abs(float(rho.grad[6, 8]) - fd) < 1e-3 * abs(fd) + 1e-9
+    conn = np.maximum(isl, (np.abs(i - 6) < 2) | (np.abs(j - 6) < 2))
+    assert solve_vtm(np.clip(isl, 1e-3, 1))[0] > 10 * solve_vtm(np.clip(conn, 1e-3, 1))[0]
+
+
+def test_periodic_flood_fill():
+    m = np.zeros((8, 8), bool)
+    m[0, 2] = m[7, 2] = True  # touch across the periodic edge
+    m[4, 4] = True
+    assert periodic_components(m) == 2
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="unknown wallpaper group"):
+        get_group("p5")
+    with pytest.raises(ValueError, match="degenerate lattice"):
+        Lattice(1.0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="positive"):
+        Lattice(-1.0, 1.0, 90.0)
+    with pytest.raises(ValueError, match="hexagonal"):
+        check_lattice("p6", Lattice(1.0, 1.0, 90.0))
+    with pytest.raises(ValueError, match="rosette order"):
+        get_group("C0")
+    g = get_group("p4")
+    with pytest.raises(ValueError, match="unknown construction"):
+        make_field("fold", g, make_base("grid"))
+    with pytest.raises(ValueError, match="unknown base"):
+        make_base("mlp")
+    with pytest.raises(ValueError, match=r"\(\.\.\., 2\)"):
+        make_field("symmetrized", g, make_base("grid"))(torch.zeros(5, 3))
+    with pytest.raises(ValueError, match="unknown preset"):
+        get_config("huge")
+    with pytest.raises(ValueError, match="unknown image"):
+        E.load_image("lena")
+    with pytest.raises(ValueError, match="square"):
+        vtm_score(torch.rand(4, 5))
+
+
+def test_smoke_end_to_end():
+    c = get_config("smoke")
+    inv, cont = E.run_invariance(c), E.run_continuity(c)
+    fits = E.run_fitting(c)
+    topo = E.run_topology(c)
+    claim, measured, checks = E.claim_figures(inv, cont, fits, c)
+    assert checks["invariant (< 1e-5) for every group and base"]
+    assert checks["Eq.3 continuous on every group (tear <= 2)"]
+    assert set(fits.psnr) == {(g, k) for g in c.fit_groups for k in CONSTRUCTIONS}
+    assert topo.island_score > topo.connected_score
+    res = report_claim(claim, measured, checks)
+    assert res.verdict in ("REPRODUCED", "NOT REPRODUCED")
+    r = E.render_patterns("p3", res=32)
+    assert r["symmetrized"].shape == (32, 32)
+
+
+@pytest.mark.parametrize("name", ["p1", "p4gm", "p3", "C4"])
+def test_eq3_invariant_with_hashed_grid(name):
+    g = get_group(name)
+    f = make_field("symmetrized", g, make_base("hashgrid", torch.Generator().manual_seed(1), table_size=64))
+    assert invariance_error(f, g, n=256) < 1e-5
