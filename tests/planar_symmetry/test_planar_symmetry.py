@@ -121,7 +121,7 @@ def test_vtm_gradient_and_islands():
     J.backward()
     d = torch.zeros_like(rho)
     d[6, 8] = 1e-6
-    fd = (float(vtm_score(rho.detach() + d)) - float(J)) / 1e-6
+    fd = (float(vtm_score(rho.detach() + d)) - J.item()) / 1e-6
     assert abs(float(rho.grad[6, 8]) - fd) < 1e-3 * abs(fd) + 1e-9
     conn = np.maximum(isl, (np.abs(i - 6) < 2) | (np.abs(j - 6) < 2))
     assert solve_vtm(np.clip(isl, 1e-3, 1))[0] > 10 * solve_vtm(np.clip(conn, 1e-3, 1))[0]
