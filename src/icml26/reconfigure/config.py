@@ -1,0 +1,86 @@
+"""Presets for the `reconfigure` chapter and the pass criterion, fixed before any run.
+
+The criterion follows the reduced-scale plan of the paper summary (shared/papers/reconfigure.md):
+the full pipeline (primitives + scheduler) must reach >= 2x the progress of the best single fixed
+robot AND >= 2x the best reconfiguration-free co-design on at least 2 of the 3 courses, and the
+stairs walker's learned legs must be long enough to clear the tallest step (xi differs by sub-task).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+CONFIGS = ("walker", "wheel", "flyer", "swimmer")  # configuration families c = 1..C
+TERRAINS = ("flat", "pit", "stairs", "water")  # segment types tau_k
+COURSES = {  # the three heterogeneous courses of the reduced plan: flat -> X -> flat
+    "Fly-Walk": ("flat", "pit", "flat"),
+    "Car-Leg": ("flat", "stairs", "flat"),
+    "Wheel-Swim": ("flat", "water", "flat"),
+}
+PRIMITIVE_TASKS = {"wheel": "flat", "walker": "stairs", "flyer": "pit", "swimmer": "water"}
+
+
+@dataclass(frozen=True)
+class ReconfigConfig:
+    """All knobs of the chapter."""
+
+    n_envs: int = 192  # parallel environments in every PPO / scheduler batch
+    horizon: int = 120  # steps on a full course (progress is measured at the end)
+    prim_horizon: int = 30  # control steps of a primitive's training episode (one segment type)
+    switch_cost: int = 5  # T_sw: steps of zero motion after a reconfiguration
+    decision_every: int = 5  # Delta: scheduler decision period
+    hidden: int = 64
+    ppo_iters: int = 15
+    ppo_epochs: int = 4
+    ppo_minibatches: int = 4
+    lr: float = 3e-3
+    gamma: float = 0.99
+    lam: float = 0.95
+    clip: float = 0.2
+    ent_coef: float = 1e-3
+    sched_iters: int = 25
+    sched_updates: int = 30
+    sched_gamma: float = 0.95
+    eps_start: float = 1.0
+    eps_end: float = 0.05
+    n_eval: int = 128
+    n_seeds: int = 1
+    # pass criterion (fixed before looking at results)
+    min_ratio: float = 2.0
+    min_courses: int = 2
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        for name in ("n_envs", "horizon", "prim_horizon", "decision_every", "hidden", "ppo_iters",
+                     "ppo_epochs", "ppo_minibatches", "sched_iters", "sched_updates", "n_eval", "n_seeds"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.switch_cost < 0:
+            raise ValueError(f"switch_cost must be >= 0, got {self.switch_cost}")
+        if self.n_envs % self.ppo_minibatches:
+            raise ValueError("n_envs must be divisible by ppo_minibatches")
+        if not (0 < self.gamma <= 1 and 0 <= self.lam <= 1 and 0 < self.sched_gamma <= 1):
+            raise ValueError("gamma, lam and sched_gamma must lie in (0, 1]")
+        if not 0 <= self.eps_end <= self.eps_start <= 1:
+            raise ValueError("need 0 <= eps_end <= eps_start <= 1")
+        if not 1 <= self.min_courses <= len(COURSES):
+            raise ValueError(f"min_courses must lie in [1, {len(COURSES)}]")
+
+
+PRESETS: dict[str, ReconfigConfig] = {
+    "smoke": ReconfigConfig(n_envs=32, horizon=60, prim_horizon=10, ppo_iters=2, ppo_epochs=1,
+                            sched_iters=2, sched_updates=2, n_eval=32, n_seeds=1),
+    "reduced": ReconfigConfig(),
+    "full": ReconfigConfig(n_envs=2048, hidden=128, ppo_iters=200, sched_iters=200, sched_updates=50,
+                           n_eval=2048, n_seeds=5, lr=1e-3),
+}
+
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
+                 "full": "tens of minutes on one GPU"}
+
+
+def get_config(name: str = "reduced", **overrides) -> ReconfigConfig:
+    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    return select_preset(PRESETS, name, **overrides)
