@@ -1,0 +1,19 @@
+"""Task-Aware Mechanism: Hybrid MoE Vision Tower Towards Holistic Video Understanding (ICML 2026).
+
+Modules: `config` (presets, pass criterion), `data` (synthetic counting/temporal videos and
+query templates), `model` (Inductor, budgeted frame sampler, soft-gated MoE encoder,
+hard-gated projectors, tiny Qwen2 answerer), `experiment` (training, evaluation, check).
+"""
+
+from .config import EXPECTED_TIME, PRESETS, TASKS, TAMConfig, get_config
+from .data import TEMPLATES, build_vocab, make_videos, sample_queries, tokenize
+from .experiment import (BUDGET_TABLE, Result, Routing, budget, build_models, claim_figures, evaluate,
+                         head_loss, run_experiment, train_inductor, train_model)
+from .model import Inductor, SoftMoEEncoder, VideoLM, frame_indices, sample_frames
+
+__all__ = [
+    "BUDGET_TABLE", "EXPECTED_TIME", "Inductor", "PRESETS", "Result", "Routing", "SoftMoEEncoder", "TASKS",
+    "TAMConfig", "TEMPLATES", "VideoLM", "budget", "build_models", "build_vocab", "claim_figures", "evaluate",
+    "frame_indices", "get_config", "head_loss", "make_videos", "run_experiment", "sample_frames",
+    "sample_queries", "tokenize", "train_inductor", "train_model",
+]

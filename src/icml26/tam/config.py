@@ -1,0 +1,82 @@
+"""Presets for the TAM chapter: `smoke` (seconds, unit tests), `reduced` (the stored run) and
+`full` (a GPU machine: longer training, bigger towers).
+
+The pass criterion of the reproduction check is fixed here, before any result is seen; it
+follows the "claims to reproduce" of the paper summary (shared/papers/tam.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+TASKS = ("counting", "temporal")  # K = 2 task categories of the (reconstructed) Inductor
+N_ANSWERS = {"counting": 5, "temporal": 4}  # counts 1..5, quarters 1..4
+
+
+@dataclass(frozen=True)
+class TAMConfig:
+    """All knobs of the chapter's experiment (Sec. 3 of the paper, reconstructed)."""
+
+    # synthetic videos
+    n_frames: int = 48  # native frames T
+    size: int = 32  # native frame side (pixels)
+    noise: float = 0.10  # Gaussian pixel noise std
+    flash_len: int = 3  # temporal task: consecutive frames of the flash
+    flash_side: int = 12
+    # visual budget tiers (frames, side); patch 4 -> tokens/frame = (side/4)^2
+    tier_h: tuple[int, int] = (4, 16)  # high resolution, few frames: 4 x 16 = 64 tokens
+    tier_l: tuple[int, int] = (16, 8)  # low resolution, many frames: 16 x 4 = 64 tokens
+    fixed: tuple[int, int] = (8, 12)  # baseline fixed pipeline: 8 x 9 = 72 tokens (more budget)
+    patch: int = 4
+    # tiny models
+    hidden: int = 32
+    layers: int = 2
+    heads: int = 2
+    n_experts: int = 2  # E soft-gated vision experts
+    inductor_hidden: int = 32
+    # training
+    inductor_steps: int = 150
+    steps: int = 200
+    batch: int = 32
+    lr: float = 3e-3
+    n_eval: int = 200  # test videos per task
+    device: str = "auto"
+    # pass criterion (fixed before looking at results)
+    min_inductor_acc: float = 0.95
+    min_gain_over_fixed: float = 0.10
+    max_mismatch_acc: float = 0.60
+    min_tam_acc: float = 0.85
+    max_oracle_gap: float = 0.02
+
+    def __post_init__(self) -> None:
+        for name in ("tier_h", "tier_l", "fixed"):
+            f, s = getattr(self, name)
+            if f < 1 or f > self.n_frames:
+                raise ValueError(f"{name}: frames must lie in [1, n_frames={self.n_frames}], got {f}")
+            if s < self.patch or s % self.patch or s > self.size:
+                raise ValueError(f"{name}: side must be a multiple of patch={self.patch} and <= size, got {s}")
+        if self.flash_len < 1 or self.flash_len > self.n_frames // 4:
+            raise ValueError(f"flash_len must lie in [1, n_frames/4], got {self.flash_len}")
+        if self.steps < 1 or self.batch < 2 or self.inductor_steps < 1:
+            raise ValueError("steps, inductor_steps must be >= 1 and batch >= 2")
+        if self.n_experts < 1 or self.hidden % self.heads:
+            raise ValueError("n_experts must be >= 1 and hidden divisible by heads")
+        if self.noise < 0:
+            raise ValueError(f"noise must be >= 0, got {self.noise}")
+
+
+EXPECTED_TIME = {"smoke": "~5 s", "reduced": "~45 s on 2 CPU cores", "full": "~5 min on one GPU"}
+
+PRESETS = {
+    "smoke": TAMConfig(inductor_steps=20, steps=4, batch=8, n_eval=16),
+    "reduced": TAMConfig(),
+    "full": TAMConfig(hidden=64, layers=4, heads=4, inductor_hidden=64, inductor_steps=400,
+                      steps=2000, batch=64, n_eval=2000, lr=1e-3),
+}
+
+
+def get_config(name: str = "reduced", **overrides) -> TAMConfig:
+    """The named preset (`smoke`, `reduced`, `full`), optionally with some fields replaced."""
+    return select_preset(PRESETS, name, **overrides)

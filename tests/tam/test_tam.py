@@ -1,0 +1,129 @@
+import random
+
+import pytest
+import torch
+
+from icml26.tam import (TASKS, Routing, SoftMoEEncoder, VideoLM, budget, build_vocab, claim_figures, frame_indices,
+                        get_config, head_loss, make_videos, run_experiment, sample_frames, sample_queries, tokenize)
+
+torch.set_num_threads(1)
+
+
+def test_presets_and_bad_names():
+    assert get_config("smoke").steps < get_config("reduced").steps
+    with pytest.raises(ValueError, match="valid presets"):
+        get_config("huge")
+    with pytest.raises(ValueError):
+        get_config("smoke", tier_h=(4, 10))  # side not a multiple of the patch
+    with pytest.raises(ValueError):
+        get_config("smoke", fixed=(99, 8))  # more frames than the video has
+
+
+def test_videos_answers_and_shapes():
+    c = get_config("smoke", noise=0.0)
+    g = torch.Generator().manual_seed(0)
+    tasks = torch.tensor([0] * 64 + [1] * 64)
+    v, a = make_videos(tasks, c, g)
+    assert v.shape == (128, c.n_frames, c.size, c.size)
+    # counting: number of lit 2x2 birds equals answer + 1; static across frames
+    lit = (v[:64, 0] > 0).float().sum((1, 2)) / 4
+    assert torch.equal(lit, (a[:64] + 1).float())
+    assert torch.equal(v[:64, 0], v[:64, -1])
+    # temporal: exactly flash_len lit frames, centre frame in the answered quarter
+    on = (v[64:].amax((2, 3)) > 0)  # (B, T)
+    assert torch.all(on.sum(1) == c.flash_len)
+    centre = on.float().argmax(1) + c.flash_len // 2
+    assert torch.equal(centre * 4 // c.n_frames, a[64:])
+    with pytest.raises(ValueError):
+        make_videos(torch.tensor([[0]]), c, g)
+    with pytest.raises(ValueError):
+        make_videos(torch.tensor([2]), c, g)
+
+
+def test_sampler_budget_and_flash_coverage():
+    c = get_config("smoke")
+    # the L tier (16 of 48 frames) always hits a 3-frame flash; 4 frames do not
+    idx_l, idx_h = frame_indices(48, 16), frame_indices(48, 4)
+    hits_l = [any(t <= i < t + 3 for i in idx_l.tolist()) for t in range(46)]
+    hits_h = [any(t <= i < t + 3 for i in idx_h.tolist()) for t in range(46)]
+    assert all(hits_l) and sum(hits_h) < 0.5 * len(hits_h)
+    x = torch.rand(2, 48, 32, 32)
+    f = sample_frames(x, 4, 16)
+    assert f.shape == (2, 4, 16, 16)
+    assert torch.allclose(f.mean((2, 3)), x[:, idx_h].mean((2, 3)), atol=1e-5)  # area resize keeps the mean
+    assert torch.equal(budget(torch.tensor([0, 1])), torch.tensor([0, 1]))
+    with pytest.raises(ValueError):
+        sample_frames(x[0], 4, 16)
+    with pytest.raises(ValueError):
+        frame_indices(48, 0)
+    vm = VideoLM(c, 30, (c.tier_h, c.tier_l), 2)
+    assert vm.n_visual_tokens() == [64, 64]
+
+
+def test_soft_gate_is_convex_mixture_and_hard_gate_routes():
+    c = get_config("smoke")
+    enc = SoftMoEEncoder(c, 2)
+    frames = torch.rand(3, 4, 16, 16)
+    probs = torch.softmax(torch.randn(3, 2), -1)
+    V, w = enc(frames, probs)
+    assert torch.allclose(w.sum(1), torch.ones(3))
+    x = frames.reshape(12, 1, 16, 16)
+    feats = [e(pixel_values=x, interpolate_pos_encoding=True).last_hidden_state.view(3, 4, 16, -1) for e in enc.experts]
+    assert torch.allclose(V, w[:, 0, None, None, None] * feats[0] + w[:, 1, None, None, None] * feats[1], atol=1e-5)
+    # hard gate: a sample's tokens depend only on its own tier's projector
+    vocab = build_vocab()
+    vm = VideoLM(c, len(vocab), (c.tier_h, c.tier_l), 2).eval()
+    video = torch.rand(2, 48, 32, 32)
+    tier = torch.tensor([0, 1])
+    Z1, _ = vm.visual_tokens(video, tier, probs[:2])
+    with torch.no_grad():
+        for p in vm.projectors[1].parameters():
+            p.add_(1.0)
+    Z2, _ = vm.visual_tokens(video, tier, probs[:2])
+    assert torch.allclose(Z1[0], Z2[0]) and not torch.allclose(Z1[1], Z2[1])
+    with pytest.raises(ValueError):
+        vm.visual_tokens(video, torch.tensor([0, 2]), probs[:2])
+    ids, lens = tokenize(sample_queries([0, 1], "train", random.Random(0)), vocab)
+    with pytest.raises(ValueError):
+        vm(video[:1], ids, lens, tier, tier, probs[:2])
+
+
+def test_heldout_templates_do_not_leak_and_routing_names():
+    rng = random.Random(0)
+    train = set(sample_queries([0, 1] * 50, "train", rng))
+    test = set(sample_queries([0, 1] * 50, "test", rng))
+    assert not train & test
+    with pytest.raises(ValueError):
+        sample_queries([0], "val", rng)
+    with pytest.raises(ValueError):
+        Routing("magic")(None, None, torch.tensor([0]))
+    logits = [torch.zeros(2, 5), torch.zeros(2, 4)]
+    loss = head_loss(logits, torch.tensor([0, 1]), torch.tensor([1, 2]))
+    assert abs(loss.item() - (torch.log(torch.tensor(5.0)) + torch.log(torch.tensor(4.0))).item() / 2) < 1e-5
+
+
+def test_smoke_run_end_to_end():
+    c = get_config("smoke", device="cpu")
+    res = run_experiment(c, seed=0)
+    assert set(res.acc) == {"TAM", "TAM (oracle budget)", "fixed", "fixed-H", "fixed-L"}
+    assert res.tokens["TAM"] == 64 and res.tokens["fixed"] == 72
+    claim, measured, checks = claim_figures(res.inductor_acc, res.acc, res.tokens, c)
+    assert set(checks) == {"inductor", "beats_fixed", "fixed_tiers_fail_mismatch", "tam_solves_both", "oracle_gap"}
+    assert all(isinstance(v, bool) for v in checks.values())
+    with pytest.raises(ValueError):
+        claim_figures(1.0, {"TAM": {}}, res.tokens, c)
+
+
+def test_claim_criterion_can_pass_and_fail():
+    c = get_config("smoke")
+    good = {"TAM": {"counting": 0.9, "temporal": 0.95, "mean": 0.925},
+            "TAM (oracle budget)": {"counting": 0.9, "temporal": 0.95, "mean": 0.925},
+            "fixed": {"counting": 0.7, "temporal": 0.6, "mean": 0.65},
+            "fixed-H": {"counting": 0.9, "temporal": 0.4, "mean": 0.65},
+            "fixed-L": {"counting": 0.4, "temporal": 0.95, "mean": 0.675}}
+    tokens = {"TAM": 64, "fixed": 72}
+    assert all(claim_figures(0.99, good, tokens, c)[2].values())
+    bad = dict(good, fixed={"counting": 0.9, "temporal": 0.9, "mean": 0.9})
+    assert not claim_figures(0.99, bad, tokens, c)[2]["beats_fixed"]
+    assert not claim_figures(0.5, good, tokens, c)[2]["inductor"]
+    assert len(TASKS) == 2
