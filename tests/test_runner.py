@@ -12,6 +12,7 @@ def demo_notebook(tmp_path, monkeypatch):
     params = nbformat.v4.new_code_cell('SCALE = "reduced"\nDEVICE = "auto"\nSEED = 0')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell("print(SCALE)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = tmp_path / "dq_sync.ipynb"
     nbformat.write(nb, path)
     monkeypatch.setattr(runner, "chapter_path", lambda slug: path)
@@ -53,3 +54,15 @@ def test_command_line_reports_errors_with_status_2(capsys):
 def test_command_line_refuses_a_misspelled_parameter(demo_notebook, capsys):
     assert runner.main(["dq_sync", "-p", "SCAEL=full"]) == 2
     assert "declares no parameter" in capsys.readouterr().err
+
+
+def test_a_run_records_paths_not_notebooks_in_its_metadata(demo_notebook):
+    """Two runs in a row: the stored metadata names the input by path and does not grow."""
+    runner.run_chapter("dq_sync", {"SCALE": "smoke"})
+    first = demo_notebook.stat().st_size
+    runner.run_chapter("dq_sync", {"SCALE": "smoke"})
+    nb = nbformat.read(demo_notebook, as_version=4)
+    assert nb.metadata.papermill.input_path == str(demo_notebook)
+    assert demo_notebook.stat().st_size == first
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1

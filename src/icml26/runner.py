@@ -91,9 +91,12 @@ def run_chapter(slug: str, parameters: dict[str, object]) -> float:
     notebook = nbformat.read(path, as_version=4)
     # A cell injected by an earlier run with other parameters would otherwise stay behind.
     notebook.cells = [c for c in notebook.cells if "injected-parameters" not in c.metadata.get("tags", [])]
+    # papermill records its input in metadata.papermill.input_path: hand it the path, not the
+    # notebook object, or every run would nest the whole previous notebook in the metadata.
+    nbformat.write(notebook, path)
     started = time.perf_counter()
     papermill.execute_notebook(
-        notebook, str(path), parameters=injected, cwd=str(path.parent),
+        str(path), str(path), parameters=injected, cwd=str(path.parent),
         kernel_name="python3", progress_bar=False, request_save_on_cell_execute=False,
     )
     return time.perf_counter() - started

@@ -155,6 +155,57 @@ def test_model_success_probs_are_probabilities():
     assert torch.equal(seqs[:4, :task.PROMPT_LEN], t.prompts[:1].expand(4, -1))
 
 
+def test_answer_table_is_exact_teacher_forcing():
+    """The one-pass answer table gives the same success probabilities, log-probabilities and
+    gradients as teacher-forced forward passes on the sampled sequences."""
+    m = lm.build_model(16, 2, 2, seed=1)
+    t = task.make_task()
+    lp1, lp2 = lm.answer_table(m, t)
+    assert lp1.shape == (t.size, 10) and lp2.shape == (t.size, 10, 10)
+    assert torch.allclose(lm.table_success(lp1, lp2, t), lm.success_probs(m, t), atol=1e-6)
+    assert torch.allclose(lp1.exp().sum(-1), torch.ones(t.size)) and torch.allclose(lp2.exp().sum(-1), torch.ones(t.size, 10))
+    gen = torch.Generator().manual_seed(0)
+    idx = torch.randint(t.size, (5,), generator=gen)
+    resp = lm.sample_from_table(lp1.detach(), lp2.detach(), idx, 3, gen)  # (15, 2)
+    assert resp.shape == (15, 2) and bool((resp < 10).all())
+    idx_rep = idx.repeat_interleave(3)
+    seqs = torch.cat([t.prompts[idx_rep], resp], dim=1)
+    span = (torch.arange(2)[None, :] < t.lengths[idx_rep][:, None]).float()  # scored answer positions
+    a = lm.response_logprobs(lp1, lp2, idx_rep, resp) * span
+    b = lm.answer_logprobs(m, seqs, task.PROMPT_LEN) * span
+    assert torch.allclose(a, b, atol=1e-5)
+    w = torch.randn(15, 2, generator=gen)
+    ga = torch.autograd.grad((a * w).sum(), list(m.parameters()))
+    gb = torch.autograd.grad((b * w).sum(), list(m.parameters()))
+    assert all(torch.allclose(x, y, atol=1e-5) for x, y in zip(ga, gb))
+
+
+def test_sample_from_table_follows_the_policy():
+    """Empirical frequencies of sampled answers match pi(d1) pi(d2 | d1) (within 5 standard errors)."""
+    m = lm.build_model(16, 1, 2, seed=2)
+    t = task.make_task()
+    with torch.no_grad():
+        lp1, lp2 = lm.answer_table(m, t)
+    reps = 40000
+    assert int(t.lengths[9]) == 2  # a two-digit prompt: both digits are sampled from the policy
+    resp = lm.sample_from_table(lp1, lp2, torch.tensor([9]), reps, torch.Generator().manual_seed(3))
+    freq = torch.bincount(resp[:, 0] * 10 + resp[:, 1], minlength=100).double() / reps
+    prob = (lp1[9][:, None] + lp2[9]).exp().reshape(100).double()
+    se = torch.sqrt(prob * (1 - prob) / reps)
+    assert bool(((freq - prob).abs() <= 5 * se + 1e-4).all())
+
+
+def test_dapo_batch_keeps_only_informative_groups():
+    t = task.make_task()
+    lp1 = torch.log_softmax(torch.zeros(t.size, 10), -1)
+    lp2 = torch.log_softmax(torch.zeros(t.size, 10, 10), -1)
+    resp, rewards, idx, used, zero = lm._collect_batch(lp1, lp2, t, "dapo", 16, 8, 4, torch.Generator().manual_seed(0))
+    assert bool(informative_groups(rewards).all()) and rewards.shape[0] <= 16 and used % (16 * 8) == 0
+    assert resp.shape == (rewards.shape[0] * 8, 2) and 0 <= zero <= 1
+    _, rewards, _, used, _ = lm._collect_batch(lp1, lp2, t, "grpo", 16, 8, 4, torch.Generator().manual_seed(0))
+    assert rewards.shape == (16, 8) and used == 128
+
+
 def test_bad_input_rejected():
     with pytest.raises(ValueError, match="valid schemes"):
         group_advantages(torch.zeros(2, 4), "ppo")
@@ -170,6 +221,8 @@ def test_bad_input_rejected():
         get_config("smoke", schemes=("grpo", "sqrt", "linear", "ppo"))
     with pytest.raises(ValueError, match="group size"):
         get_config("smoke", group_size=1)
+    with pytest.raises(ValueError, match="learning rates"):
+        get_config("smoke", post_sft_lr=0.0)
     with pytest.raises(ValueError, match="valid clocks"):
         theory.optimal_weight(torch.tensor([0.5]), "seconds")
     with pytest.raises(ValueError, match="rho0"):
@@ -198,6 +251,13 @@ def test_claim_criterion():
     assert not checks["Linear-R faster than GRPO from scratch"] and not checks["post-SFT gap small"]
 
 
+def test_responses_to_target_uses_the_response_clock():
+    h = lm.RLHistory("x", np.array([0.0, 0.2, 0.6, 0.7]), np.zeros(3), np.array([0.0, 256.0, 1024.0, 1280.0]))
+    assert experiment.responses_to_target(h, 0.5) == 1024.0
+    assert experiment.steps_to_target(h.accuracy, 0.5) == 2.0
+    assert experiment.responses_to_target(h, 0.9) == float("inf") and experiment.steps_to_target(h.accuracy, 0.9) == 3.0
+
+
 def test_smoke_end_to_end():
     cfg = get_config("smoke", device="cpu")
     a = experiment.run_part_a(cfg)
@@ -208,5 +268,7 @@ def test_smoke_end_to_end():
     claim, measured, checks = experiment.claim_figures(b, c, cfg)
     assert claim and measured and set(checks) == {"Sqrt-R faster than GRPO from scratch",
                                                   "Linear-R faster than GRPO from scratch", "post-SFT gap small"}
+    table = experiment.results_table(b, c, sft, cfg)
+    assert "Sqrt-R" in table and "post-SFT" in table
     info = experiment.explore_theory(0.05)
     assert abs(info["grpo"]["omega"] - 1) < 1e-12

@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.conformal_mip_stop import (CFLPInstance, GapLSTM, GapPredictor, MISInstance, Normalizer, claim_checks,
+from icml26.conformal_mip_stop import (CFLPInstance, Trajectory, GapLSTM, GapPredictor, MISInstance, Normalizer, claim_checks,
                                        TrajectoryBatch, conformal_scores, conformal_threshold, generate,
-                                       get_config, is_feasible, record, rescaled_mse, reproduction_checks,
+                                       get_config, is_feasible, kth_incumbent_outcome, record, rescaled_mse,
+                                       reproduction_checks,
                                        run_experiment, solve, stop_on_prediction, trajectory_features)
 
 SMALL = get_config("smoke")
@@ -23,6 +24,27 @@ def test_generators_are_seed_reproducible_and_feasible(family):
     assert result.status == "Optimal" and is_feasible(a, result.x)
 
 
+def test_erdos_renyi_mis_generator():
+    """The Distributional-MIPLIB-like MIS option: G(n, p) edges, reproducible, solvable, feasible."""
+    from icml26.conformal_mip_stop import generate_mis
+    a, b = generate_mis(7, (60, 60), graph="er", p=0.2), generate_mis(7, (60, 60), graph="er", p=0.2)
+    assert np.array_equal(a.edges, b.edges) and np.array_equal(a.weights, b.weights) and a.n_nodes == 60
+    expected = 0.2 * 60 * 59 / 2
+    assert abs(len(a.edges) - expected) < 5 * np.sqrt(expected)  # binomial edge count
+    degrees = np.bincount(a.edges.reshape(-1), minlength=60)
+    assert degrees.max() < 30  # no preferential-attachment hubs
+    cfg = get_config("smoke", mis_graph="er", mis_nodes=(30, 35), mis_p=0.2)
+    inst = generate("mis", 3, cfg)
+    result = solve(inst, seed=3)
+    assert result.status == "Optimal" and is_feasible(inst, result.x)
+    with pytest.raises(ValueError, match="graph model"):
+        generate_mis(0, graph="ws")
+    with pytest.raises(ValueError, match="0 < p < 1"):
+        generate_mis(0, graph="er", p=1.5)
+    with pytest.raises(ValueError, match="graph model"):
+        get_config("smoke", mis_graph="ws")
+
+
 @pytest.mark.parametrize("family", ["mis", "cflp"])
 def test_recorded_trajectory_is_monotone_and_brackets_the_optimum(family):
     traj = record(generate(family, 11, SMALL), seed=11)
@@ -32,6 +54,52 @@ def test_recorded_trajectory_is_monotone_and_brackets_the_optimum(family):
     assert np.all(np.diff(u) <= 1e-9) and np.all(np.diff(l_) >= -1e-9)    # incumbent never worsens, bound never loosens
     assert np.all(l_ <= traj.optimum + 1e-6) and np.all(u >= traj.optimum - 1e-6)
     assert np.all(np.diff(traj.work) == 1) and np.all(np.diff(traj.n_incumbents) >= 0)
+
+
+@pytest.mark.parametrize("family", ["mis", "cflp"])
+def test_incumbent_history_is_complete_and_improving(family):
+    """Every improving solution is recorded in order (including any found before the first
+    checkpoint with a finite bound); the last one is the returned optimum."""
+    inst = generate(family, 11, SMALL)
+    traj = record(inst, seed=11)
+    assert traj.inc_value.size >= 1 and traj.inc_value.size == traj.inc_work.size == traj.inc_wall.size
+    assert np.all(np.diff(traj.inc_value) < 0) and np.all(np.diff(traj.inc_work) >= 0)
+    assert traj.inc_value[-1] == pytest.approx(traj.optimum)
+    assert traj.inc_value.size == traj.n_incumbents[-1]
+    ready = traj.ready()
+    first_ready = int(np.argmax(ready))
+    assert traj.inc_work[0] <= first_ready  # an incumbent exists at the first ready checkpoint
+    if family == "mis":
+        assert traj.inc_value[0] == 0.0  # HiGHS's trivial heuristic: the empty set
+
+
+def _batch_with_incumbents(inc_values, inc_works, optimum=0.0):
+    """One hand-made trajectory: checkpoints 0..5, ready from checkpoint 2, proof of gap <= 1 at 4."""
+    upper = np.array([np.inf, np.inf, 10.0, 10.0, 0.5, 0.0])
+    lower = np.array([-np.inf, -np.inf, -5.0, -2.0, -0.4, 0.0])
+    work = np.arange(6)
+    tr = Trajectory(upper, lower, work, work * 0.1, work, np.array([0, 1, 2, 2, 3, 3]), optimum=optimum,
+                    inc_value=np.asarray(inc_values, float), inc_work=np.asarray(inc_works, float),
+                    inc_wall=np.asarray(inc_works, float) * 0.1)
+    return TrajectoryBatch.from_trajectories([tr])
+
+
+def test_kth_incumbent_stops_at_the_kth_solution_found():
+    # first solution (value 40) found before any checkpoint had a bound: SolutionLimit = 1 returns it
+    batch = _batch_with_incumbents([40.0, 10.0, 0.5], [1, 2, 4])
+    first = kth_incumbent_outcome(batch, 1, eps=1.0)
+    assert first["gap"][0] == 40.0 and first["work"][0] == 1 and not first["covered"][0]
+    assert first["work_ref"][0] == 5  # the proof gap <= 1 at checkpoint index 4 -> 5 checkpoints done
+    second = kth_incumbent_outcome(batch, 2, eps=1.0)
+    assert second["gap"][0] == 10.0 and second["work"][0] == 2
+    # the third solution arrives with the proof (4 checkpoints done < 5): it is returned, eps-good
+    third = kth_incumbent_outcome(batch, 3, eps=1.0)
+    assert third["gap"][0] == 0.5 and third["work"][0] == 4 and third["covered"][0]
+    # fewer than k solutions: the solver runs to gap <= eps (the reference)
+    fifth = kth_incumbent_outcome(batch, 5, eps=1.0)
+    assert fifth["work"][0] == fifth["work_ref"][0] and fifth["work_saved"][0] == 0.0 and fifth["covered"][0]
+    with pytest.raises(ValueError, match="k must be"):
+        kth_incumbent_outcome(batch, 0, eps=1.0)
 
 
 def test_conformal_threshold_covers_at_its_level_on_synthetic_scores():
@@ -98,9 +166,20 @@ def test_live_interrupt_returns_feasible_incumbent_and_matches_replay():
     assert live.x is not None and is_feasible(inst, live.x) and live.objective >= traj.optimum - 1e-6
     np.testing.assert_allclose(stopper.predictions, pred[0, :len(stopper.predictions)], rtol=1e-5, atol=1e-5)
     replay = stop_on_prediction(batch, pred, tau, eps=-1.0)[0]
-    assert live.interrupted and live.trajectory.work[-1] == batch.work[0, replay]
+    assert live.interrupted and live.extra["fired_at"] == batch.work[0, replay]
+    assert len(stopper.predictions) == np.sum(batch.work[0, :replay + 1] >= batch.work[0, 0])  # no call after firing
+    assert live.trajectory.work[-1] >= live.extra["fired_at"]  # HiGHS returns at or after the firing checkpoint
     always = solve(inst, seed=5, stop_rule=lambda u, l, w: True)  # stop at the first chance
     assert always.interrupted and is_feasible(inst, always.x)
+
+
+def test_small_lstm_training_restores_torch_threads():
+    from icml26.conformal_mip_stop.model import train_predictor
+    before = torch.get_num_threads()
+    x, alg = torch.randn(4, 6, 9), torch.rand(4, 6) + 1.0
+    target, mask = torch.rand(4, 6), torch.ones(4, 6, dtype=torch.bool)
+    model, losses = train_predictor(x, alg, target, mask, hidden=8, layers=1, epochs=3, batch_size=4, lr=1e-2)
+    assert torch.get_num_threads() == before and len(losses) == 3 and np.all(np.isfinite(losses))
 
 
 def test_bad_input_is_rejected_clearly():

@@ -197,3 +197,71 @@ def test_claim_criterion_can_fail_and_pass():
     assert not E.claim_figures(fake(good, 0.7, 0.8))[2]["relationship slot not worse"]
     bad = dict(good, **{"other->style": 0.85})
     assert not E.claim_figures(fake(bad, 0.8, 0.8))[2]["self stream specialises"]
+
+
+def test_stream_projections_start_small_as_in_release():
+    """Every stream projection starts Xavier-uniform with gain 0.02 (the release's init)."""
+    from icml26.kskt.model import STREAM_INIT_GAIN, StreamProjections
+    p = StreamProjections(64, 4, 2, 16, 1e-6)
+    for lin in (p.q, p.k, p.v, p.o):
+        fan_out, fan_in = lin.weight.shape
+        bound = STREAM_INIT_GAIN * (6.0 / (fan_in + fan_out)) ** 0.5
+        assert lin.weight.abs().max() <= bound + 1e-9
+        assert lin.weight.abs().max() > 0.5 * bound  # not zero: the streams can still learn
+
+
+def test_mupe_corrects_attention_input_only(batch):
+    """MUPE feeds the DSAA input, not the residual stream: with both streams' output projections
+    zeroed the block's DSAA adds nothing, whatever MUPE's weights are."""
+    m = build_kskt(tiny_qwen3_config(VOCAB_SIZE, intermediate_size=32), seed=1)
+    m.eval()
+    ids = batch.input_ids
+    r, u = context_masks(ids)
+    block = m.blocks[0]
+    with torch.no_grad():
+        for s in ("self", "other"):
+            block.dsaa.proj[s].o.weight.zero_()
+        a = m(ids, r, u, force_system2=True).logits
+        for s in ("self", "other"):
+            block.mupe.w[s].weight.normal_(0, 1.0)
+        b = m(ids, r, u, force_system2=True).logits
+        assert torch.allclose(a, b, atol=1e-6)
+        for s in ("self", "other"):
+            block.dsaa.proj[s].o.weight.normal_(0, 0.1)
+        c = m(ids, r, u, force_system2=True).logits
+        for s in ("self", "other"):
+            block.mupe.w[s].weight.zero_()
+        d = m(ids, r, u, force_system2=True).logits
+    assert not torch.allclose(c, d, atol=1e-4)  # once DSAA is live, MUPE changes what it attends to
+
+
+def test_centred_alignment_ignores_the_shared_direction():
+    from icml26.kskt.train import consistency_loss, understanding_loss
+    g = torch.Generator().manual_seed(0)
+    o, target = torch.randn(16, 5, 8, generator=g), torch.randn(16, 8, generator=g)
+    shift = 10.0 * torch.randn(1, 8, generator=g)
+    raw = consistency_loss(o, target), consistency_loss(o, target + shift)
+    cen = understanding_loss(o, target, centre=True), understanding_loss(o, target + shift, centre=True)
+    assert not torch.allclose(raw[0], raw[1])  # the raw loss (the paper's) moves with the shared part
+    assert torch.allclose(cen[0], cen[1], atol=1e-6)
+    # a stream whose mean is exactly the target gives 0 in both forms
+    assert consistency_loss(target[:, None].expand(16, 3, 8), target).abs() < 1e-6
+    assert consistency_loss(target[:, None].expand(16, 3, 8), target, centre=True).abs() < 1e-6
+    with pytest.raises(ValueError, match="targets"):
+        consistency_loss(o, target[:, :4])
+    with pytest.raises(ValueError, match="align_target"):
+        get_config("smoke", align_target="whitened")
+
+
+def test_variance_share_and_alignment_diagnostic(model, batch):
+    labels = torch.arange(40) % 4
+    x = torch.nn.functional.one_hot(labels, 4).float().numpy()
+    assert E.variance_share(x, labels.numpy()) == pytest.approx(1.0)
+    noise = torch.randn(40, 3, generator=torch.Generator().manual_seed(0)).numpy()
+    assert E.variance_share(noise, labels.numpy()) < 0.3
+    with pytest.raises(ValueError, match="labels"):
+        E.variance_share(x, labels.numpy()[:5])
+    diag = E.alignment_diagnostic(model, batch)
+    assert set(diag) == {"self", "other"}
+    for d in diag.values():
+        assert -1.0 <= d["shared"] <= 1.0 and 0.0 <= d["share_style"] <= 1.0 and len(d["gamma"]) == 2

@@ -15,7 +15,8 @@ from icml26.model_clone.config import get_config
 from icml26.model_clone.detector import balanced_accuracy, calibrate_threshold, clone_scores, fingerprint
 from icml26.model_clone.graph import GraphExportError, ged_similarity, normalised_graph, wl_similarity
 from icml26.model_clone.models import RenamedNet, make_cnn, make_mlp, rewrap_containers
-from icml26.model_clone.weights import describe_tensor, truncated_wasserstein, weight_similarity
+from icml26.model_clone.weights import (UNPAIRED_COST, describe_tensor, node_distance, truncated_wasserstein,
+                                        weight_distance, weight_similarity)
 
 warnings.filterwarnings("ignore", category=FutureWarning)
 torch.set_num_threads(1)
@@ -86,6 +87,28 @@ def test_pruned_copy_compared_on_kept_weights():
     a, b = describe_tensor(w, "linear/weight"), describe_tensor(pruned, "linear/weight")
     assert b.sparsity == pytest.approx(0.5, abs=0.01)
     assert truncated_wasserstein(a, b) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_paired_slot_never_costs_more_than_an_unpaired_one():
+    """A replaced classifier head (10 x 64 against 2 x 64): the zero-padded spectra of different
+    rank are far apart (raw L1 > 1), but pairing the two slots may not cost more than leaving
+    them unpaired."""
+    g = torch.Generator().manual_seed(0)
+    old = describe_tensor(torch.randn(10, 64, generator=g), "linear/weight")
+    new = describe_tensor(torch.randn(2, 64, generator=g), "linear/weight")
+    raw = truncated_wasserstein(old, new) + float(np.abs(old.spectrum - new.spectrum).sum())
+    assert raw > UNPAIRED_COST  # the situation the cap is for
+    assert node_distance(old, new) == pytest.approx(UNPAIRED_COST)
+    w = torch.randn(64, 64, generator=g)
+    body = describe_tensor(w, "linear/weight")
+    paired = weight_distance([body, old], [body, new])
+    alone = (old.numel + new.numel) * UNPAIRED_COST / (2 * body.numel + old.numel + new.numel)
+    assert paired <= alone + 1e-12
+    # nearby tensors are not affected by the cap: their distance stays the uncapped sum
+    near = describe_tensor(w + 0.05 * torch.randn(64, 64, generator=g), "linear/weight")
+    raw_near = truncated_wasserstein(body, near) + float(np.abs(body.spectrum - near.spectrum).sum())
+    assert node_distance(body, near) == pytest.approx(raw_near)
+    assert 0 < raw_near < UNPAIRED_COST
 
 
 def test_combined_score_is_symmetric(models, config):
@@ -168,3 +191,11 @@ def test_smoke_end_to_end(monkeypatch):
     claim, measured, checks = E.claim_figures(res, [lin])
     assert claim and measured and all(isinstance(v, bool) for v in checks.values())
     assert checks["T1/T2 clones score >= min_exact_score"]
+    sweep = {r["lam"]: r for r in E.combination_sweep(res, (0.0, 0.5, 1.0))}
+    assert sweep[0.0]["AUC all pairs"] == pytest.approx(E.auc(res, "S_W"))
+    assert sweep[0.5]["AUC all pairs"] == pytest.approx(E.auc(res, "S"))
+    assert sweep[1.0]["AUC vs same-arch"] == pytest.approx(E.auc(res, "S_G", "same-arch"))
+    with pytest.raises(ValueError, match="lam"):
+        E.combination_sweep(res, (0.5, 1.5))
+    facts = E.level_facts(res)
+    assert all(0.0 <= v <= 1.0 for v in facts.values())

@@ -181,3 +181,44 @@ def test_eq3_invariant_with_hashed_grid(name):
     g = get_group(name)
     f = make_field("symmetrized", g, make_base("hashgrid", torch.Generator().manual_seed(1), table_size=64))
     assert invariance_error(f, g, n=256) < 1e-5
+
+
+# ------------------------------------------------- Eq. 3's base resolution in lattice units
+def test_grid_scale_sets_per_axis_resolution_and_interpolates_linear_functions_exactly():
+    from icml26.planar_symmetry.fields import MultiResGrid
+    grid = MultiResGrid(((0.0, 0.5), (0.0, 0.25)), 1, levels=1, base_res=8, max_res=8, scale=(0.5, 0.25))
+    assert grid.res == [(4, 2)] and grid.tables[0].shape == (5 * 3, 1)
+    # vertex values of a linear function -> bilinear interpolation reproduces it everywhere
+    ix, iy = torch.meshgrid(torch.arange(5), torch.arange(3), indexing="ij")
+    x, y = ix.reshape(-1) * 0.5 / 4, iy.reshape(-1) * 0.25 / 2
+    with torch.no_grad():
+        grid.tables[0][:, 0] = (3 * x - 2 * y + 1).double()
+    v = torch.rand(200, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) * torch.tensor([0.5, 0.25])
+    assert torch.allclose(grid(v)[:, 0], 3 * v[:, 0] - 2 * v[:, 1] + 1, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,expected", [("pg", (0.5, 0.25)), ("p2mm", (0.5, 0.5)), ("cm", (0.25, 0.25)),
+                                           ("p4gm", (0.5 / math.sqrt(2),) * 2), ("p6", (0.5, math.sqrt(3) / 6)),
+                                           ("D4", (0.5, math.sin(math.pi / 4) / 2))])
+def test_alcove_scale_is_the_alcove_size_in_lattice_units(name, expected):
+    from icml26.planar_symmetry.fields import alcove_scale
+    assert alcove_scale(get_group(name)) == pytest.approx(expected, abs=1e-12)
+
+
+def test_lattice_resolution_gives_eq3_the_baselines_feature_spacing():
+    g = get_group("pg")  # fold v = (u1, 2 u2): alcove u1 in [0, 1/2], u2 in [0, 1/4]
+    base = lambda: make_base("grid", torch.Generator().manual_seed(0), levels=2, base_res=8, max_res=32)
+    lat = make_field("symmetrized", g, base())
+    box = make_field("symmetrized", g, base(), resolution="box")
+    avg = make_field("group_average", g, base())
+    assert avg.base.res == [(8, 8), (32, 32)]
+    assert lat.base.res == [(4, 2), (16, 8)]  # 1/32 lattice lengths per cell, as for the baseline
+    assert box.base.res == [(8, 8), (32, 32)]  # 1/64 along u1, 1/128 along the glide axis u2
+    for f in (lat, box):
+        assert invariance_error(f, g, n=256) < 1e-9
+    with pytest.raises(ValueError, match="unknown resolution"):
+        make_field("symmetrized", g, base(), resolution="pixels")
+    with pytest.raises(ValueError, match="scale must be"):
+        make_base("grid")(((0.0, 1.0), (0.0, 1.0)), 1, scale=(1.0, 0.0))
+    with pytest.raises(ValueError, match="grid_resolution"):
+        get_config("smoke", grid_resolution="pixels")

@@ -37,6 +37,21 @@ def test_rms_norm_gives_unit_token_energy_and_keeps_phase():
     assert torch.allclose(torch.angle(y), torch.angle(x), atol=1e-5)
 
 
+def test_phase_preserving_layer_norm_standardises_moduli_and_keeps_phase():
+    from icml26.prism.layers import PhasePreservingLayerNorm
+    x = rand_complex(2, 5, 6, seed=7)
+    y = PhasePreservingLayerNorm(6)(x)
+    m = x.abs()
+    expected = (m - m.mean(-1, keepdim=True)) / torch.sqrt(m.var(-1, unbiased=False, keepdim=True) + 1e-5)
+    signed = (y * x.conj() / m).real  # the signed new modulus along the old phase
+    assert torch.allclose(signed, expected, atol=1e-4)
+    assert torch.allclose((y * x.conj()).imag, torch.zeros_like(m), atol=1e-5)  # phase kept up to pi
+    torch.manual_seed(0)
+    model = PrismLM(10, 8, 2, norm="layer", filter_hidden=8, filter_freqs=4)
+    model(torch.randint(10, (2, 6))).sum().backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
+
+
 def test_harmonic_conv_equals_direct_circular_convolution():
     B, L, d = 2, 7, 3
     x, h = rand_complex(B, L, d, seed=1), rand_complex(L, d, seed=2)
@@ -179,7 +194,7 @@ def test_bad_input_is_rejected():
     with pytest.raises(ValueError, match="sigma"):
         Intervention("phase_noise", 2.0)
     with pytest.raises(ValueError, match="norm mode"):
-        GatedHarmonicConv(8, norm="layer")
+        GatedHarmonicConv(8, norm="batch")
     with pytest.raises(TypeError, match="complex"):
         GatedHarmonicConv(8)(torch.randn(1, 4, 8))
     with pytest.raises(ValueError, match="shape"):
@@ -196,3 +211,49 @@ def test_bad_input_is_rejected():
     from icml26.prism.layers import ExplicitFilter
     with pytest.raises(ValueError, match="max_len"):
         ExplicitFilter(4, 8)(16)
+
+
+def test_bayes_posterior_matches_brute_force_enumeration():
+    """The forward-backward oracle equals the posterior obtained by summing the generative
+    process over every topic and hidden state path (tiny task, all paths enumerated)."""
+    import itertools
+
+    from icml26.prism.data import bayes_posterior
+    K, A, P, p, L = 2, 3, 2, 0.3, 4
+    g = torch.Generator().manual_seed(0)
+    T = torch.rand(K, A, A, generator=g, dtype=torch.float64) + 0.05
+    T = T / T.sum(-1, keepdim=True)
+    tokens = torch.tensor([[2, 1 + A + 1, 3, 1], [1 + A + P, 2, 2, 1 + A + P + 1]])  # private of topic 0 / topic 1
+    mask = torch.tensor([[False, False, True, False], [False, True, False, True]])
+    V = 1 + A + K * P
+    brute = torch.zeros(2, L, V, dtype=torch.float64)
+    for n in range(2):
+        for k in range(K):
+            for path in itertools.product(range(A), repeat=L):
+                w = 1.0 / K * float(T[k].mean(0)[path[0]])  # uniform start, one transition
+                for t in range(1, L):
+                    w *= float(T[k, path[t - 1], path[t]])
+                emit = []  # per position: distribution over the emitted token
+                for t in range(L):
+                    e = torch.zeros(V, dtype=torch.float64)
+                    e[1 + path[t]] = 1 - p
+                    e[1 + A + k * P: 1 + A + (k + 1) * P] = p / P
+                    emit.append(e)
+                obs = 1.0
+                for t in range(L):
+                    if not mask[n, t]:
+                        obs *= float(emit[t][tokens[n, t]])
+                for t in range(L):
+                    brute[n, t] += w * obs * emit[t]
+    brute = brute / brute.sum(-1, keepdim=True)
+    post = bayes_posterior(tokens, mask, T.float(), P, p)
+    assert torch.allclose(post[mask], brute[mask], atol=1e-5)
+    assert torch.allclose(post.sum(-1), torch.ones(2, L, dtype=torch.float64), atol=1e-9)
+
+
+def test_bayes_accuracy_bounds_the_models():
+    task = make_task(n_topics=3, n_ambiguous=5, n_private=2, seq_len=12, n_train=256, n_test=256, seed=2)
+    assert task.chance <= task.bayes_accuracy() <= 1.0
+    with pytest.raises(ValueError, match="shape"):
+        from icml26.prism.data import bayes_posterior
+        bayes_posterior(task.test, task.test_mask[:, :3], task.transitions, 2, 0.1)

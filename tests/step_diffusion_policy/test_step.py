@@ -125,6 +125,50 @@ def test_smoke_run_end_to_end():
     assert r.contraction["ratio"].shape == (r.config.contraction_steps,)
     ex = E.explore_rollouts(r.trained, 2, warm_start=False, n=3)
     assert len(ex) == 2
+    assert len(r.startup) == 3 and all(ro.success.shape == r.rollouts[E.method_names(r.config)["step"]].success.shape
+                                       for ro in r.startup.values())
+    assert "| variant |" in E.startup_table(r)
+
+
+class CountingPredictor(torch.nn.Module):
+    """A stand-in predictor that counts its calls and returns a constant chunk."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, prev, obs):
+        self.calls += 1
+        return torch.full((obs.shape[0], 16, 2), 0.25)
+
+
+@pytest.mark.parametrize("startup", ["predictor", "noise", "full"])
+def test_startup_only_changes_the_first_decision(startup):
+    """STEP's first decision uses the predictor (the official code); the start-up diagnostics
+    produce only the first chunk from noise and use the predictor from the second decision on."""
+    from types import SimpleNamespace
+    from icml26.step_diffusion_policy.policy import ChunkPolicy
+    c = get_config("smoke")
+    norm = LinearNormalizer(torch.stack([torch.full((6,), -1.0), torch.ones(6)]))
+    anorm = LinearNormalizer(torch.stack([torch.full((2,), -1.0), torch.ones(2)]))
+    den = ConditionalMLPDenoiser(2, 6, c.obs_horizon, c.pred_horizon, 8, 1)
+    pred = CountingPredictor()
+    trained = SimpleNamespace(config=c, denoiser=den, predictor=pred, obs_norm=norm, act_norm=anorm,
+                              device=torch.device("cpu"))
+    calls = []
+    orig = den.forward
+    den.forward = lambda x, t, o: (calls.append(int(t)), orig(x, t, o))[1]
+    pol = ChunkPolicy(trained, MethodSpec("S", "predictor", 2, "ddpm", perturb=True, startup=startup), 3,
+                      torch.Generator().manual_seed(0))
+    chunk = pol.act(torch.zeros(3, c.obs_horizon, 6))
+    assert chunk.shape == (3, c.pred_horizon, 2)
+    n_first = {"predictor": 2, "noise": 2, "full": c.num_train_timesteps}[startup]
+    assert len(calls) == n_first and pred.calls == (1 if startup == "predictor" else 0)
+    if startup == "noise":
+        assert calls[0] == c.num_train_timesteps - 1  # trailing spacing starts at the last timestep
+    pol.executed(chunk[:, 1:1 + c.action_horizon])
+    pol.act(torch.zeros(3, c.obs_horizon, 6))
+    assert pred.calls == (2 if startup == "predictor" else 1) and len(calls) == n_first + 2
 
 
 def test_claim_criterion_can_fail_and_pass():
@@ -158,6 +202,12 @@ def test_bad_input_is_rejected():
         MethodSpec("x", "noise", 0)
     with pytest.raises(ValueError, match="unknown start"):
         MethodSpec("x", "oracle", 2)
+    with pytest.raises(ValueError, match="unknown startup"):
+        MethodSpec("x", "predictor", 2, startup="expert")
+    with pytest.raises(ValueError, match="needs start='predictor'"):
+        MethodSpec("x", "reuse", 2, startup="full")
+    with pytest.raises(ValueError, match="needs start='predictor'"):
+        MethodSpec("x", "predictor", 0, startup="noise")
     with pytest.raises(ValueError, match="prev_action"):
         ActionPredictorTransformer(2, 6, 2, 16, 8, dim=16, heads=2)(torch.zeros(5, 4, 2), torch.zeros(5, 2, 6))
     with pytest.raises(ValueError, match="target"):

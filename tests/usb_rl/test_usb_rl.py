@@ -6,7 +6,8 @@ import torch
 
 from icml26.usb_rl import (
     HazardNav, MonotoneScore, PolicyPopulation, WorldModel, dominance_matrix, dual_ascent, effective_multiplier,
-    fit_score, fit_world_model, get_config, imagine, rank_targets, rollout,
+    fit_score, fit_world_model, get_config, hazard_depth, imagine, pareto_mask, rank_targets, reference_front,
+    return_slope, rollout, score_objective,
 )
 from icml26.usb_rl import experiment as ex
 
@@ -47,17 +48,82 @@ def test_fitted_score_orders_comparable_pairs():
     assert agree > 0.99
 
 
+def test_hazard_depth_by_hand():
+    p = torch.tensor([[0.5, 0.0], [0.5, 0.5], [0.9, 0.0], [0.5, -0.5], [0.6, 0.3], [0.5, 0.7]])
+    # w(y) = 0.35 (0.5 - y) / 0.5: 0.35 on the straight line, 0 at the apex, 0.7 at y = -0.5
+    want = torch.tensor([0.35, 0.0, -0.05, 0.7, 0.14 - 0.1, -0.14])
+    assert torch.allclose(hazard_depth(p, 0.35, 0.5), want, atol=1e-6)
+
+
 def test_env_matches_hand_computed_straight_trajectory():
-    env = HazardNav(2, horizon=12, step_size=0.1, hazard_radius=0.25, start_jitter=0.0)
+    env = HazardNav(2, horizon=12, step_size=0.1, hazard_half_width=0.35, hazard_apex=0.5, start_jitter=0.0)
     ep = rollout(env, lambda obs, t: torch.tensor([[1.0, 0.0], [0.0, 1.0]]))
     x = 0.1 * torch.arange(1, 13, dtype=torch.float32)
     assert torch.allclose(ep["obs"][1:, 0, 0], x, atol=1e-5)
     assert torch.allclose(ep["rewards"][:, 0], -(x - 1.0).abs(), atol=1e-5)
-    inside = ((x - 0.5).abs() < 0.25).float()  # x = 0.3 ... 0.7: five steps in the hazard
-    assert torch.equal(ep["costs"][:, 0], inside) and ep["G_c"][0] == 5
+    inside = ((x - 0.5).abs() < 0.35).float()  # x = 0.2 ... 0.8: seven steps in the hazard
+    assert torch.equal(ep["costs"][:, 0], inside) and ep["G_c"][0] == 7
     y = 0.1 * torch.arange(1, 13, dtype=torch.float32).clamp(max=10)  # the second env walks up to the wall y = 1
     assert torch.allclose(ep["rewards"][:, 1], -torch.sqrt(1 + y ** 2), atol=1e-5)
-    assert ep["G_c"][1] == 0
+    assert ep["G_c"][1] == 0  # x = 0 lies outside the triangle at every height y >= 0
+
+
+def test_env_partial_cut_and_apex_detour_by_hand():
+    # three plans: go up to height h (h / 0.1 steps), then right (the wall x = 1.5 stops them); T = 16
+    env = HazardNav(3, horizon=16, step_size=0.1, start_jitter=0.0)
+    ups = torch.tensor([0, 3, 6])
+
+    def act(obs, t):
+        return torch.where((t < ups)[:, None], torch.tensor([0.0, 1.0]), torch.tensor([1.0, 0.0]))
+
+    ep = rollout(env, act)
+    # height 0: x = 0.2 .. 0.8 inside (7 steps); height 0.3: half-width 0.14, x = 0.4, 0.5, 0.6 (3 steps);
+    # height 0.6: above the apex, no cost
+    assert ep["G_c"].tolist() == [7.0, 3.0, 0.0]
+    for k, h in enumerate([0.0, 0.3, 0.6]):
+        n_up = int(ups[k])
+        pos = [(0.0, 0.1 * (i + 1)) for i in range(n_up)] + [(min(0.1 * (i + 1), 1.5), h) for i in range(16 - n_up)]
+        pos = torch.tensor(pos)
+        assert torch.allclose(ep["obs"][1:, k], pos, atol=1e-5)
+        assert torch.allclose(ep["rewards"][:, k], -(pos - torch.tensor([1.0, 0.0])).norm(dim=-1), atol=1e-5)
+    assert ep["G_r"][0] > ep["G_r"][1] > ep["G_r"][2]  # less cost, less return: a real trade-off
+
+
+def test_score_objective_in_return_units():
+    s = MonotoneScore(8, torch.Generator().manual_seed(3))
+    g_r, g_c = torch.randn(64, generator=G) * 3, torch.rand(64, generator=G) * 5
+    s.set_normaliser(g_r, g_c)
+    k = float(return_slope(s, g_r, g_c).mean())
+    assert (return_slope(s, g_r, g_c) >= 0).all() and k > 0
+    x = g_r.clone().requires_grad_(True)
+    j = score_objective(s, x, g_c, k)
+    assert torch.allclose(j, s(g_r, g_c).detach() / k)
+    (gx,) = torch.autograd.grad(j.sum(), (x,))
+    assert gx.mean().item() == pytest.approx(1.0, rel=1e-4)  # unit mean return slope, like G^r - lambda G^c
+    assert all(p.requires_grad for p in s.parameters())  # the score is frozen only during the call
+    with pytest.raises(ValueError, match="return_slope"):
+        score_objective(s, g_r, g_c, 0.0)
+
+
+def test_pareto_mask_by_hand():
+    r = torch.tensor([-4.5, -4.8, -5.0, -6.0, -4.8])
+    c = torch.tensor([5.0, 0.0, 0.0, 2.0, 0.0])
+    # (-5, 0) and (-6, 2) are dominated by (-4.8, 0); the two copies of (-4.8, 0) do not dominate each other
+    assert pareto_mask(r, c).tolist() == [True, True, False, False, True]
+    with pytest.raises(ValueError):
+        pareto_mask(r, c[:3])
+
+
+def test_reference_front_recovers_the_hand_computed_straight_path_and_is_graded():
+    f = reference_front(lambdas=(0.0, 0.3, 3.0), n_offsets=6, iters=150)
+    # lambda = 0: straight at full speed, distances 0.9, 0.8, ..., 0 -> return -4.5, seven hazard steps
+    assert f["best_cost"][0] == 7 and f["best_return"][0] == pytest.approx(-4.5, abs=0.05)
+    assert f["best_cost"][2] == 0 and f["best_return"][2] < 1.2 * f["best_return"][0]  # safety costs > 20 %
+    assert 0 < f["best_cost"][1] < 7  # a middle weight takes a partial cut
+    assert f["returns"].shape == (3, 6)
+    assert len(f["front_cost"]) >= 3 and (torch.diff(f["front_return"]) > 0).all()  # graded, cost sorted
+    with pytest.raises(ValueError):
+        reference_front(lambdas=(-1.0,))
 
 
 def test_world_model_fits_a_known_linear_system():
@@ -106,6 +172,12 @@ def test_bad_input_rejected():
         get_config("smoke", lambdas=(-1.0,))
     with pytest.raises(ValueError):
         get_config("smoke", horizon=1)
+    with pytest.raises(ValueError, match="hazard_apex"):
+        get_config("smoke", hazard_apex=1.5)
+    with pytest.raises(ValueError, match="hazard_half_width"):
+        get_config("smoke", hazard_half_width=0.6)
+    with pytest.raises(ValueError):
+        HazardNav(4, hazard_apex=0.0)
     env = HazardNav(4)
     env.reset()
     with pytest.raises(ValueError, match="action"):

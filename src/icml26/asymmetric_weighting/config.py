@@ -36,7 +36,7 @@ class AsymConfig:
     n_head: int = 2
     schemes: tuple[str, ...] = ("rloo", "grpo", "dapo", "linear", "sqrt")
     seeds: int = 2
-    rl_steps: int = 150
+    rl_steps: int = 250  # as many updates as fit the ~60 s reduced budget (one forward/backward per update)
     prompts_per_step: int = 32
     group_size: int = 8
     lr: float = 5e-3
@@ -46,6 +46,7 @@ class AsymConfig:
     sft_lr: float = 3e-3
     post_sft_schemes: tuple[str, ...] = ("grpo", "sqrt")
     post_sft_steps: int = 40
+    post_sft_lr: float = 3e-4  # RL after SFT: one tenth of the SFT learning rate (usual practice; see the chapter)
     # pass criterion (fixed before looking at results)
     target_acc: float = 0.5  # mean exact success over all prompts
     max_speed_ratio: float = 0.7  # steps(asymmetric) / steps(GRPO), mean over seeds, must be <= this
@@ -67,6 +68,8 @@ class AsymConfig:
             raise ValueError("seeds and step counts must be positive")
         if not 0 < self.sim_rho0 < 1 or not 0 < self.sim_rho0_sft < 1 or not 0 < self.target_acc < 1:
             raise ValueError("success probabilities and the target must lie in (0, 1)")
+        if self.lr <= 0 or self.sft_lr <= 0 or self.post_sft_lr <= 0:
+            raise ValueError("learning rates must be positive")
         if self.d_model % self.n_head:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_head ({self.n_head})")
 

@@ -9,10 +9,16 @@ policy-gradient update with the token-level loss
 
 k_it = pi_theta / pi_old (== 1 on the single on-policy update we take, so this is REINFORCE with
 the scheme's advantages). Everything but the advantage is identical across schemes.
+
+Implementation: answers have at most two digits, so one batched forward pass over every prompt
+followed by every possible first digit gives the whole policy (`answer_table`); sampling, the
+exact accuracy and the loss all come from that one pass (`sample_groups` / `answer_logprobs` are
+the token-by-token reference it is tested against).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,15 +100,69 @@ class RLHistory:
     responses: np.ndarray  # (steps + 1,) cumulative generated responses
 
 
-def _collect_batch(model, task, scheme, P, n, max_rounds, gen, device):
-    """Sample P groups (DAPO: keep only informative groups, up to `max_rounds` prompt batches)."""
-    seqs_all, rew_all, idx_all, used, zero = [], [], [], 0, None
-    rounds = max_rounds if scheme == "dapo" else 1
-    kept = 0
-    for _ in range(rounds):
-        idx = torch.randint(task.size, (P,), generator=gen, device="cpu").to(device)  # (P,)
-        seqs = sample_groups(model, task.prompts[idx], n, gen)  # (P*n, T)
-        resp = seqs[:, task.prompts.shape[1]:]
+def answer_table(model, task: AdditionTask) -> tuple[torch.Tensor, torch.Tensor]:
+    """Log-probabilities of *every* answer of *every* prompt in one batched forward pass.
+
+    Answers have one or two digits and the environment fixes the length, so the policy is fully
+    described by pi(d1 | x) and, for two-digit prompts only, pi(d2 | x, d1). We feed each
+    two-digit prompt followed by each of the 10 first digits and each one-digit prompt once
+    (followed by a dummy digit that is never scored): R = 10 * N_2 + N_1 rows of T0 + 1 tokens.
+    The logits at position T0 - 1 are the first-digit distribution (the model is causal, so the
+    extra token does not change them), those at position T0 the second-digit distribution.
+    Returns lp1 (N, 10) = log pi(d1 | x) and lp2 (N, 10, 10) = log pi(d2 | x, d1), differentiable;
+    lp2 of one-digit prompts is a constant uniform placeholder (their second token is masked out).
+    Sampling from these tables and back-propagating through them is exactly the sampled policy
+    gradient of `sample_groups` + `answer_logprobs`, at one forward/backward pass per step.
+    """
+    if MAX_ANSWER_LEN != 2:
+        raise ValueError("answer_table enumerates first digits and needs answers of at most two digits")
+    N, T0 = task.prompts.shape
+    dev = task.prompts.device
+    two = task.lengths == 2  # (N,)
+    reps = torch.where(two, NUM_DIGITS, 1)  # (N,) rows per prompt
+    start = torch.cumsum(reps, 0) - reps  # (N,) first row of each prompt
+    owner = torch.repeat_interleave(torch.arange(N, device=dev), reps)  # (R,) prompt of each row
+    digit = torch.arange(owner.shape[0], device=dev) - start[owner]  # (R,) 0..9 (two-digit) or 0 (dummy)
+    seqs = torch.cat([task.prompts[owner], digit[:, None]], dim=1)  # (R, T0 + 1)
+    lp = torch.log_softmax(digit_logits(model, seqs)[:, T0 - 1:].float(), dim=-1)  # (R, 2, 10)
+    lp1 = lp[start, 0]  # (N, 10)
+    lp2 = lp.new_full((N, NUM_DIGITS, NUM_DIGITS), -math.log(NUM_DIGITS))  # placeholder (one-digit prompts)
+    lp2[two] = lp[two[owner], 1].reshape(-1, NUM_DIGITS, NUM_DIGITS)  # (10 * N_2, 10) -> (N_2, d1, d2)
+    return lp1, lp2
+
+
+def table_success(lp1: torch.Tensor, lp2: torch.Tensor, task: AdditionTask) -> torch.Tensor:
+    """Exact success probability of every prompt from the answer table (same as `success_probs`). (N,)"""
+    rows = torch.arange(task.size, device=lp1.device)
+    a0, a1 = task.answers[:, 0], task.answers[:, 1]
+    return torch.exp(lp1[rows, a0] + (task.lengths == 2).to(lp1.dtype) * lp2[rows, a0, a1])
+
+
+def sample_from_table(lp1: torch.Tensor, lp2: torch.Tensor, idx: torch.Tensor, n: int,
+                      generator: torch.Generator) -> torch.Tensor:
+    """n answers of MAX_ANSWER_LEN digits for each prompt index in idx (temperature 1):
+    (P,) -> (P * n, 2); row p * n + j is the j-th sample of prompt idx[p] (as `sample_groups`)."""
+    P = idx.shape[0]
+    first = torch.multinomial(torch.exp(lp1[idx]), n, replacement=True, generator=generator)  # (P, n)
+    p2 = torch.exp(lp2[idx[:, None], first])  # (P, n, 10)
+    second = torch.multinomial(p2.reshape(P * n, NUM_DIGITS), 1, generator=generator)  # (P*n, 1)
+    return torch.cat([first.reshape(P * n, 1), second], dim=1)  # (P*n, 2)
+
+
+def response_logprobs(lp1: torch.Tensor, lp2: torch.Tensor, idx: torch.Tensor, resp: torch.Tensor) -> torch.Tensor:
+    """log pi(y_t | prefix) of sampled answers from the table: idx (B,), resp (B, 2) -> (B, 2)."""
+    return torch.stack([lp1[idx, resp[:, 0]], lp2[idx, resp[:, 0], resp[:, 1]]], dim=1)
+
+
+def _collect_batch(lp1, lp2, task, scheme, P, n, max_rounds, gen):
+    """Sample P groups from the (detached) answer table; DAPO keeps only informative groups,
+    drawing up to `max_rounds` prompt batches. Returns (responses (G*n, 2), rewards (G, n),
+    prompt ids (G,), responses generated, fraction of all-wrong groups in the first batch)."""
+    device = lp1.device
+    resp_all, rew_all, idx_all, used, zero, kept = [], [], [], 0, None, 0
+    for _ in range(max_rounds if scheme == "dapo" else 1):
+        idx = torch.randint(task.size, (P,), generator=gen, device=device)  # (P,)
+        resp = sample_from_table(lp1, lp2, idx, n, gen)  # (P*n, 2)
         rewards = exact_match_reward(resp, task.answers[idx].repeat_interleave(n, 0),
                                      task.lengths[idx].repeat_interleave(n, 0)).reshape(P, n)  # (P, n)
         used += P * n
@@ -110,19 +170,24 @@ def _collect_batch(model, task, scheme, P, n, max_rounds, gen, device):
             zero = float((rewards.sum(1) == 0).float().mean())
         keep = informative_groups(rewards) if scheme == "dapo" else torch.ones(P, dtype=torch.bool, device=device)
         keep &= torch.cumsum(keep.long(), 0) <= P - kept  # do not overfill
-        seqs_all.append(seqs.reshape(P, n, -1)[keep])
+        resp_all.append(resp.reshape(P, n, 2)[keep].reshape(-1, 2))
         rew_all.append(rewards[keep])
         idx_all.append(idx[keep])
         kept += int(keep.sum())
         if kept >= P:
             break
-    return torch.cat(seqs_all), torch.cat(rew_all), torch.cat(idx_all), used, zero
+    return torch.cat(resp_all), torch.cat(rew_all), torch.cat(idx_all), used, zero
 
 
 def train_rl(model, task: AdditionTask, scheme: str, steps: int, prompts_per_step: int = 32, group_size: int = 8,
              lr: float = 1e-3, max_rounds: int = 4, grad_clip: float = 1.0, seed: int = 0,
              show_progress: bool = False, desc: str | None = None) -> RLHistory:
-    """Group-based policy-gradient RL with the weighting `scheme` (one on-policy update per batch)."""
+    """Group-based policy-gradient RL with the weighting `scheme` (one on-policy update per batch).
+
+    Each step: one forward pass gives the answer table (`answer_table`), from which the groups are
+    sampled and scored, the scheme's advantages formed, and the token-level loss `pg_loss`
+    back-propagated through the same table. accuracy[k] is the exact mean success after k updates.
+    """
     check_scheme(scheme)
     if group_size < 2:
         raise ValueError(f"group size must be at least 2, got {group_size}")
@@ -132,25 +197,28 @@ def train_rl(model, task: AdditionTask, scheme: str, steps: int, prompts_per_ste
     task = task.to(device)
     gen = torch.Generator(device=device).manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
-    T0 = task.prompts.shape[1]
-    acc, zero, resp = [float(success_probs(model, task).mean())], [], [0.0]
+    acc, zero, resp_count = [], [], [0.0]
     for _ in progress(range(steps), desc=desc or scheme, disable=not show_progress, leave=False):
-        seqs, rewards, idx, used, z = _collect_batch(model, task, scheme, prompts_per_step, group_size, max_rounds, gen, device)
+        lp1, lp2 = answer_table(model, task)  # (N, 10), (N, 10, 10), differentiable
+        acc.append(float(table_success(lp1.detach(), lp2.detach(), task).mean()))
+        resp, rewards, idx, used, z = _collect_batch(lp1.detach(), lp2.detach(), task, scheme, prompts_per_step,
+                                                     group_size, max_rounds, gen)
         zero.append(z)
-        resp.append(resp[-1] + used)
-        if seqs.shape[0] > 0:
-            adv = group_advantages(rewards, scheme).reshape(-1)  # (G*n,)
-            seqs = seqs.reshape(-1, seqs.shape[-1])  # (G*n, T)
-            mask = (torch.arange(MAX_ANSWER_LEN, device=device)[None, :]
-                    < task.lengths[idx].repeat_interleave(group_size, 0)[:, None]).float()  # (G*n, L)
-            logp = answer_logprobs(model, seqs, T0)
-            loss = pg_loss(logp, logp.detach(), adv, mask)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-            opt.step()
-        acc.append(float(success_probs(model, task).mean()))
-    return RLHistory(scheme, np.array(acc), np.array(zero), np.array(resp))
+        resp_count.append(resp_count[-1] + used)
+        if rewards.shape[0] == 0:
+            continue  # DAPO found no informative group in max_rounds batches: no update
+        adv = group_advantages(rewards, scheme).reshape(-1)  # (G*n,)
+        idx_rep = idx.repeat_interleave(group_size, 0)  # (G*n,)
+        mask = (torch.arange(MAX_ANSWER_LEN, device=device)[None, :] < task.lengths[idx_rep][:, None]).float()  # (G*n, L)
+        logp = response_logprobs(lp1, lp2, idx_rep, resp)  # (G*n, L)
+        loss = pg_loss(logp, logp.detach(), adv, mask)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        opt.step()
+    with torch.no_grad():
+        acc.append(float(table_success(*answer_table(model, task), task).mean()))
+    return RLHistory(scheme, np.array(acc), np.array(zero), np.array(resp_count))
 
 
 def train_sft(model, task: AdditionTask, steps: int, batch_size: int = 32, lr: float = 1e-3, seed: int = 0) -> float:

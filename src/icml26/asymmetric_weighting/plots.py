@@ -78,18 +78,23 @@ def plot_simulator(part_a: dict, target: float):
 
 
 def plot_training(runs: dict, target: float | None = None, title: str = ""):
-    """Mean exact accuracy (left) and fraction of all-zero groups (right) per scheme, mean over seeds."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    """Mean exact accuracy per update (left) and per generated response (middle), and the
+    fraction of all-zero groups (right, smoothed) per scheme, mean over seeds."""
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     for s, hs in runs.items():
         acc = np.mean([h.accuracy for h in hs], axis=0)
+        resp = np.mean([h.responses for h in hs], axis=0) / 1000
         zero = np.mean([h.zero_frac for h in hs], axis=0)
         axes[0].plot(acc, color=COLORS[s], label=LABELS[s])
+        axes[1].plot(resp, acc, color=COLORS[s])
         k = max(1, len(zero) // 15)
-        axes[1].plot(np.convolve(zero, np.ones(k) / k, mode="valid"), color=COLORS[s])
+        axes[2].plot(np.convolve(zero, np.ones(k) / k, mode="valid"), color=COLORS[s])
     if target is not None:
-        axes[0].axhline(target, color="grey", lw=0.6, ls=":")
+        for ax in axes[:2]:
+            ax.axhline(target, color="grey", lw=0.6, ls=":")
     axes[0].set(xlabel="updates", ylabel="mean exact success over all prompts", title=title)
-    axes[1].set(xlabel="updates", ylabel="fraction of groups with no success", ylim=(0, 1))
+    axes[1].set(xlabel="generated responses (thousands)", title="same runs, clock = generated responses")
+    axes[2].set(xlabel="updates", ylabel="fraction of groups with no success", ylim=(0, 1))
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -8,9 +8,9 @@ HiGHS (highspy) is the solver.
 
 from .config import PRESETS, ConformalMIPConfig, get_config
 from .conformal import (TrajectoryBatch, conformal_scores, conformal_threshold, evaluate_stops, first_index,
-                        stop_kth_incumbent, stop_on_prediction, stop_solve_to_eps)
+                        kth_incumbent_outcome, stop_on_prediction, stop_solve_to_eps)
 from .experiment import (METHODS, MIN_WORK_SAVED, FamilyResult, LiveRun, alpha_sweep, claim_checks, coverage_tolerance,
-                         live_solves, record_family, reproduction_checks, resplit_evaluation, rule_stops,
+                         live_solves, record_family, reproduction_checks, resplit_evaluation, rule_outcomes,
                          run_experiment, run_family, summary)
 from .features import FeatureState, Normalizer, trajectory_features
 from .instances import (FAMILIES, CFLPInstance, MISInstance, build_model, generate, generate_cflp, generate_mis,
@@ -25,7 +25,7 @@ __all__ = [
     "SolveResult", "Trajectory", "TrajectoryBatch", "alpha_sweep", "build_model", "claim_checks", "conformal_scores",
     "conformal_threshold", "coverage_tolerance", "evaluate_stops", "first_index", "fit_predictor", "generate",
     "generate_cflp", "generate_mis", "get_config", "is_feasible", "live_solves", "objective", "predict_gaps",
-    "record", "record_family", "reproduction_checks", "rescaled_mse", "resplit_evaluation", "rule_stops",
-    "run_experiment", "run_family", "solve", "stop_kth_incumbent", "stop_on_prediction", "stop_solve_to_eps",
+    "record", "record_family", "reproduction_checks", "rescaled_mse", "resplit_evaluation", "rule_outcomes",
+    "run_experiment", "run_family", "solve", "kth_incumbent_outcome", "stop_on_prediction", "stop_solve_to_eps",
     "summary", "train_predictor", "trajectory_features",
 ]

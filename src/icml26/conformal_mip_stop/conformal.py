@@ -31,6 +31,10 @@ class TrajectoryBatch:
     wall: np.ndarray
     n_incumbents: np.ndarray
     mask: np.ndarray
+    # improving solutions in the order found, (B, K) padded: true gap, checkpoints done, seconds
+    inc_gap: np.ndarray | None = None
+    inc_work: np.ndarray | None = None
+    inc_wall: np.ndarray | None = None
 
     @classmethod
     def from_trajectories(cls, trajectories) -> "TrajectoryBatch":
@@ -50,14 +54,24 @@ class TrajectoryBatch:
         padded = [[np.pad(a, (0, length - a.size), mode="edge") for a in p] for p in parts]
         cols = [np.stack(c) for c in zip(*padded)]  # six arrays of shape (B, T)
         mask = np.stack([np.arange(length) < p[0].size for p in parts])
-        return cls(*cols, mask=mask)
+        n_inc = max(1, max(tr.inc_value.size for tr in trajectories))
+        inc_gap = np.full((len(trajectories), n_inc), np.nan)
+        inc_work = np.full((len(trajectories), n_inc), np.inf)
+        inc_wall = np.full((len(trajectories), n_inc), np.inf)
+        for i, tr in enumerate(trajectories):
+            m = tr.inc_value.size
+            inc_gap[i, :m] = np.maximum(tr.inc_value - tr.optimum, 0.0)
+            inc_work[i, :m], inc_wall[i, :m] = tr.inc_work, tr.inc_wall
+        return cls(*cols, mask=mask, inc_gap=inc_gap, inc_work=inc_work, inc_wall=inc_wall)
 
     def __len__(self) -> int:
         return self.upper.shape[0]
 
     def subset(self, idx) -> "TrajectoryBatch":
         return TrajectoryBatch(*(getattr(self, k)[idx] for k in
-                                 ("upper", "lower", "gap", "work", "wall", "n_incumbents", "mask")))
+                                 ("upper", "lower", "gap", "work", "wall", "n_incumbents", "mask")),
+                               *(None if getattr(self, k) is None else getattr(self, k)[idx]
+                                 for k in ("inc_gap", "inc_work", "inc_wall")))
 
 
 def first_index(condition: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -102,11 +116,30 @@ def stop_solve_to_eps(batch: TrajectoryBatch, eps: float) -> np.ndarray:
     return first_index(batch.upper - batch.lower <= eps, batch.mask)
 
 
-def stop_kth_incumbent(batch: TrajectoryBatch, k: int, eps: float) -> np.ndarray:
-    """Baseline: stop at the k-th incumbent (Gurobi's SolutionLimit = k) or at gap <= eps."""
+def kth_incumbent_outcome(batch: TrajectoryBatch, k: int, eps: float) -> dict[str, np.ndarray]:
+    """Baseline: stop the moment the k-th improving solution is found (Gurobi's SolutionLimit = k,
+    the release's `evaluate_predictor`), or at gap <= eps if that comes first. The k-th solution
+    may come before the first checkpoint with a finite bound (e.g. a trivial heuristic solution),
+    so this uses the recorded list of improving solutions, not the checkpoint rows. Same keys as
+    `evaluate_stops`."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    return first_index((batch.n_incumbents >= k) | (batch.upper - batch.lower <= eps), batch.mask)
+    if batch.inc_gap is None:
+        raise ValueError("the batch carries no incumbent history; build it with TrajectoryBatch.from_trajectories")
+    rows = np.arange(len(batch))
+    ref = stop_solve_to_eps(batch, eps)
+    work_ref, wall_ref = batch.work[rows, ref] + 1, batch.wall[rows, ref]
+    if batch.inc_work.shape[1] >= k:
+        kth_work, kth_wall, kth_gap = batch.inc_work[:, k - 1], batch.inc_wall[:, k - 1], batch.inc_gap[:, k - 1]
+    else:
+        kth_work = kth_wall = np.full(len(batch), np.inf)
+        kth_gap = np.full(len(batch), np.nan)
+    first = kth_work < work_ref  # the k-th solution arrives before the solver proves gap <= eps
+    gap = np.where(first, kth_gap, batch.gap[rows, ref])
+    work = np.where(first, kth_work, work_ref)
+    wall = np.where(first, kth_wall, wall_ref)
+    return {"covered": gap <= eps, "gap": gap, "work": work, "work_ref": work_ref,
+            "work_saved": 1.0 - work / work_ref, "wall": wall, "wall_ref": wall_ref}
 
 
 def stop_on_prediction(batch: TrajectoryBatch, pred: np.ndarray, threshold: float, eps: float,

@@ -14,7 +14,7 @@ import torch
 from icml26.common import progress, resolve_device, seed_everything
 
 from .config import ConformalMIPConfig
-from .conformal import (TrajectoryBatch, conformal_scores, conformal_threshold, evaluate_stops, stop_kth_incumbent,
+from .conformal import (TrajectoryBatch, conformal_scores, conformal_threshold, evaluate_stops, kth_incumbent_outcome,
                         stop_on_prediction, stop_solve_to_eps)
 from .instances import generate, is_feasible
 from .predictor import GapPredictor, fit_predictor
@@ -42,13 +42,15 @@ def instance_seed(family: str, index: int, seed: int) -> int:
     return 1_000_003 * (seed + 1) + 100_000 * (1 + list(("mis", "cflp")).index(family)) + index
 
 
-def rule_stops(batch: TrajectoryBatch, pred: np.ndarray, eps: float, tau: float, k: int) -> dict[str, np.ndarray]:
-    """Stop index (B,) of every compared rule on the same recorded trajectories."""
-    return {"conformal": stop_on_prediction(batch, pred, tau, eps, strict=True),
-            "uncalibrated": stop_on_prediction(batch, pred, eps, eps, strict=False),
-            "first incumbent": stop_kth_incumbent(batch, 1, eps),
-            "k-th incumbent": stop_kth_incumbent(batch, k, eps),
-            "solve to eps": stop_solve_to_eps(batch, eps)}
+def rule_outcomes(batch: TrajectoryBatch, pred: np.ndarray, eps: float, tau: float, k: int) -> dict[str, dict]:
+    """Per-instance outcome (`evaluate_stops` keys) of every compared rule on the same recorded solves."""
+    stops = {"conformal": stop_on_prediction(batch, pred, tau, eps, strict=True),
+             "uncalibrated": stop_on_prediction(batch, pred, eps, eps, strict=False),
+             "solve to eps": stop_solve_to_eps(batch, eps)}
+    out = {m: evaluate_stops(batch, stop, eps) for m, stop in stops.items()}
+    out["first incumbent"] = kth_incumbent_outcome(batch, 1, eps)
+    out["k-th incumbent"] = kth_incumbent_outcome(batch, k, eps)
+    return {m: out[m] for m in METHODS}
 
 
 def resplit_evaluation(batch: TrajectoryBatch, pred: np.ndarray, eps: float, alpha: float, n_cal: int,
@@ -68,8 +70,7 @@ def resplit_evaluation(batch: TrajectoryBatch, pred: np.ndarray, eps: float, alp
         cal, test = perm[:n_cal], perm[n_cal:]
         taus[r] = conformal_threshold(scores[cal], alpha)
         sub = batch.subset(test)
-        for method, stop in rule_stops(sub, pred[test], eps, taus[r], k).items():
-            ev = evaluate_stops(sub, stop, eps)
+        for method, ev in rule_outcomes(sub, pred[test], eps, taus[r], k).items():
             out[method]["coverage"][r] = ev["covered"].mean()
             out[method]["work_saved"][r] = 1.0 - ev["work"].sum() / ev["work_ref"].sum()
             out[method]["wall_saved"][r] = 1.0 - ev["wall"].sum() / max(ev["wall_ref"].sum(), 1e-12)
@@ -92,7 +93,7 @@ class LiveRun:
     """Live solves of test instances with the conformal rule inside the HiGHS callback."""
 
     tau: float
-    stop_work: np.ndarray         # checkpoints done at the live stop
+    stop_work: np.ndarray         # checkpoints done when the live rule fired (or the solver stopped by itself)
     replay_work: np.ndarray       # checkpoints the offline replay predicts
     ref_work: np.ndarray          # checkpoints to reach gap <= eps
     covered: np.ndarray           # live incumbent eps-good
@@ -100,6 +101,7 @@ class LiveRun:
     interrupted: np.ndarray
     seconds: np.ndarray           # live solve seconds
     ref_seconds: np.ndarray       # recording solve seconds to gap <= eps
+    return_work: np.ndarray = field(default_factory=lambda: np.zeros(0))  # checkpoints until HiGHS returned
     example: dict = field(default_factory=dict)
 
 
@@ -107,7 +109,7 @@ def live_solves(family, seeds, trajectories, predictor: GapPredictor, tau: float
                 config: ConformalMIPConfig) -> LiveRun:
     """Re-solve `seeds` with the online rule; compare with the replay of the recorded runs."""
     rows = {k: [] for k in ("stop_work", "replay_work", "ref_work", "covered", "feasible", "interrupted",
-                            "seconds", "ref_seconds")}
+                            "seconds", "ref_seconds", "return_work")}
     example = {}
     for seed, traj in progress(list(zip(seeds, trajectories)), desc=f"live {family}"):
         instance = generate(family, int(seed), config)
@@ -117,7 +119,9 @@ def live_solves(family, seeds, trajectories, predictor: GapPredictor, tau: float
         pred = predictor.predict(batch)
         replay = stop_on_prediction(batch, pred, tau, eps)[0]
         ref = stop_solve_to_eps(batch, eps)[0]
-        rows["stop_work"].append(res.trajectory.work[-1] + 1)
+        fired = res.extra.get("fired_at")
+        rows["stop_work"].append((fired if fired is not None else res.trajectory.work[-1]) + 1)
+        rows["return_work"].append(res.trajectory.work[-1] + 1)
         rows["replay_work"].append(batch.work[0, replay] + 1)
         rows["ref_work"].append(batch.work[0, ref] + 1)
         rows["covered"].append(res.objective - traj.optimum <= eps)

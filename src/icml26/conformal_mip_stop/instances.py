@@ -76,18 +76,30 @@ class CFLPInstance:
         return 1.0
 
 
+MIS_GRAPHS = ("ba", "er")
+
+
 def generate_mis(seed: int, n_range: tuple[int, int] = (140, 160), m: int = 4,
-                 max_weight: int = 100) -> MISInstance:
-    """A Barabasi-Albert graph with n ~ U{n_range} nodes and attachment m (Sec. "Experiments"),
-    with integer node weights w_v ~ U{1..max_weight} (max_weight = 1: the unweighted problem)."""
+                 max_weight: int = 100, graph: str = "ba", p: float = 0.1) -> MISInstance:
+    """A random graph with n ~ U{n_range} nodes and integer node weights w_v ~ U{1..max_weight}
+    (max_weight = 1: the unweighted problem). `graph` "ba": Barabasi-Albert with attachment m
+    (the Gasse et al. / Ecole generator); "er": Erdos-Renyi G(n, p), the graph model of the
+    Distributional MIPLIB MIS family that the paper uses (Sec. "Experiments")."""
     lo, hi = n_range
-    if not 1 <= m < lo <= hi:
+    if graph not in MIS_GRAPHS:
+        raise ValueError(f"unknown MIS graph model {graph!r}; valid: {', '.join(MIS_GRAPHS)}")
+    if graph == "ba" and not 1 <= m < lo <= hi:
         raise ValueError(f"need 1 <= m < n_min <= n_max, got m={m}, n_range={n_range}")
+    if graph == "er" and not (0.0 < p < 1.0 and 1 <= lo <= hi):
+        raise ValueError(f"need 0 < p < 1 and 1 <= n_min <= n_max, got p={p}, n_range={n_range}")
     if max_weight < 1:
         raise ValueError(f"max_weight must be >= 1, got {max_weight}")
     rng = np.random.default_rng(seed)
     n = int(rng.integers(lo, hi + 1))
-    graph = nx.barabasi_albert_graph(n, m, seed=int(rng.integers(2**31)))
+    if graph == "ba":
+        graph = nx.barabasi_albert_graph(n, m, seed=int(rng.integers(2**31)))
+    else:
+        graph = nx.gnp_random_graph(n, p, seed=int(rng.integers(2**31)))
     weights = rng.integers(1, max_weight + 1, n).astype(float)
     return MISInstance(n, np.array(graph.edges(), dtype=np.int64).reshape(-1, 2), weights)
 
@@ -116,7 +128,8 @@ def generate(family: str, seed: int, config=None):
     if family == "mis":
         if config is None:
             return generate_mis(seed)
-        return generate_mis(seed, tuple(config.mis_nodes), config.mis_m, config.mis_max_weight)
+        return generate_mis(seed, tuple(config.mis_nodes), config.mis_m, config.mis_max_weight,
+                            config.mis_graph, config.mis_p)
     if family == "cflp":
         if config is None:
             return generate_cflp(seed)

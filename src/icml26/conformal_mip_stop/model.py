@@ -9,6 +9,8 @@ rescaled squared loss  mean( (g_hat - g)^2 / (g / scale + sigma) ), which up-wei
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import torch
 from torch import nn
@@ -51,12 +53,35 @@ def rescaled_mse(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor,
     return ((pred - target) ** 2 * weight).sum() / mask.float().sum().clamp_min(1.0)
 
 
+@contextmanager
+def cpu_threads_for(device: torch.device, hidden: int, max_hidden_single: int = 64):
+    """Run a *small* recurrent net single-threaded on CPU (restoring the setting afterwards).
+
+    A 16-unit LSTM steps through hundreds of checkpoints one at a time; splitting each tiny
+    matrix product over threads only adds synchronisation, and on a shared 2-core machine it
+    made training several times slower in wall time. Larger nets (the `full` preset) keep torch's default."""
+    if torch.device(device).type != "cpu" or hidden > max_hidden_single:
+        yield
+        return
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
 def train_predictor(x: torch.Tensor, alg_gap: torch.Tensor, target: torch.Tensor, mask: torch.Tensor,
                     hidden: int = 32, layers: int = 2, epochs: int = 150, batch_size: int = 16,
                     lr: float = 3e-3, scale: float = 1000.0, sigma: float = 1.0,
                     generator: torch.Generator | None = None, desc: str = "train LSTM") -> tuple[GapLSTM, list[float]]:
     """Adam on the rescaled loss over padded sequences (B, T, F); returns the model and the
     per-epoch mean loss. Padding repeats the last step and is masked out of the loss."""
+    with cpu_threads_for(x.device, hidden):
+        return _train(x, alg_gap, target, mask, hidden, layers, epochs, batch_size, lr, scale, sigma, generator, desc)
+
+
+def _train(x, alg_gap, target, mask, hidden, layers, epochs, batch_size, lr, scale, sigma, generator, desc):
     model = GapLSTM(x.shape[-1], hidden, layers).to(x.device)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []

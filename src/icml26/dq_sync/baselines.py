@@ -8,32 +8,48 @@ for its largest eigenvalue 1. With noise, take the 4 eigenvectors of largest rea
 and *round*: (1) fix the 4x4 mixing by making the bottom row of every block ~ [0 0 0 1]
 (least squares), (2) divide each block by its (4,4) entry, (3) project the 3x3 part onto
 SO(3) by SVD and read off the translation. That multi-step rounding is what the paper
-contrasts with the one-line UDQ normalisation.
+contrasts with the one-line UDQ normalisation. `self_loops=False` gives the other common
+convention (empty diagonal, D = deg kron I_4); at this scale both give the same errors.
+
+Least-squares references (evidence, not competitors, and not part of the pass criterion):
+
+* `ls_translations`: the linear least-squares fit of t_i - R_ij t_j = t_ij with the *measured*
+  relative rotations R_ij. Under the chapter's noise model (data.py) the translation part of
+  a measurement is t_ij = t_i - R_ij t_j + R_i sigma_t xi exactly, with isotropic Gaussian
+  noise independent of the rotation noise, so this fit is the maximum-likelihood translation
+  estimate (a linear Gaussian model: least squares = ML, Gauss-Markov).
+* `chordal_rotations`: the chordal least-squares rotation estimate, a local optimum of
+  sum_ij ||R_i - R_ij R_j||_F^2 reached by the SO(3) generalized power method from a start.
+* `dq_translation_fixed_point`: the translations at which DQGPM's update is stationary for
+  frozen rotations, with the two ingredients of the DQ sum switched on/off (chapter, results).
 """
 
 from __future__ import annotations
 
 import torch
 
-from .algebra import dq_from_rt, dq_to_matrix, project_so3
+from .algebra import dq_conj, dq_from_rt, dq_mul, dq_to_matrix, dq_to_rt, project_so3, quat_conj, quat_mul
 from .data import PoseGraph
 from .sync import spectral_initializer
 
 Tensor = torch.Tensor
 
 
-def se3_block_matrix(graph: PoseGraph) -> tuple[Tensor, Tensor]:
-    """X (4n, 4n) with blocks T_ij, T_ji = T_ij^{-1}, X_ii = I; and the degrees+1 (n,)."""
+def se3_block_matrix(graph: PoseGraph, self_loops: bool = True) -> tuple[Tensor, Tensor]:
+    """X (4n, 4n) with blocks T_ij, T_ji = T_ij^{-1}, X_ii = I; and the degrees+1 (n,).
+
+    `self_loops=False`: X_ii = 0 and the plain degrees (the other convention)."""
     n, (i, j) = graph.n, graph.edges.T
     T = dq_to_matrix(graph.measurements)  # (m, 4, 4)
     T_inv = torch.linalg.inv(T)
     dtype, dev = T.dtype, T.device
     blocks = torch.zeros(n, n, 4, 4, dtype=dtype, device=dev)
-    blocks[torch.arange(n), torch.arange(n)] = torch.eye(4, dtype=dtype, device=dev)
+    if self_loops:
+        blocks[torch.arange(n), torch.arange(n)] = torch.eye(4, dtype=dtype, device=dev)
     blocks[i, j] = T
     blocks[j, i] = T_inv
     X = blocks.permute(0, 2, 1, 3).reshape(4 * n, 4 * n)  # (4n, 4n) block matrix
-    deg = graph.degrees().to(dtype) + 1.0  # (n,) counting the self-loop
+    deg = graph.degrees().to(dtype) + (1.0 if self_loops else 0.0)  # (n,), + 1 for the self-loop
     return X, deg
 
 
@@ -56,18 +72,19 @@ def _top4_eigenspace(A: Tensor, solver: str) -> Tensor:
     return U[:, :4]  # (N, 4)
 
 
-def eig_se3(graph: PoseGraph, solver: str = "auto") -> tuple[Tensor, Tensor]:
+def eig_se3(graph: PoseGraph, solver: str = "auto", self_loops: bool = True) -> tuple[Tensor, Tensor]:
     """EIG-SE(3) with its rounding. Returns (R (n, 3, 3), t (n, 3)).
 
     solver: "dense" (torch.linalg.eig, any device), "sparse" (scipy ARPACK `eigs`, CPU) or
-    "auto" (dense up to 4n = 1200, sparse above).
+    "auto" (dense up to 4n = 1200, sparse above). self_loops: X_ii = I_4 and D = deg + 1
+    (default), or X_ii = 0 and D = deg.
     """
     if solver not in ("auto", "dense", "sparse"):
         raise ValueError(f"unknown solver {solver!r}; valid: 'auto', 'dense', 'sparse'")
     n = graph.n
     if solver == "auto":
         solver = "dense" if 4 * n <= 1200 else "sparse"
-    X, deg = se3_block_matrix(graph)
+    X, deg = se3_block_matrix(graph, self_loops)
     A = X / deg.repeat_interleave(4)[:, None]  # D^{-1} X
     U = _top4_eigenspace(A, solver).reshape(n, 4, 4)  # (n nodes, 4 rows, 4 cols)
     # (1) choose Q with B Q ~ [0 0 0 1] for the bottom rows B (n, 4) of all blocks.
@@ -100,4 +117,95 @@ def dq_spectral(graph: PoseGraph, iters: int = 300, tol: float = 1e-10, seed: in
     return x0
 
 
-__all__ = ["dq_spectral", "eig_se3", "eig_se3_dq", "se3_block_matrix"]
+def _directed(graph: PoseGraph) -> tuple[Tensor, Tensor, Tensor]:
+    """Both orientations of every edge: rows i, cols j (2m,) and C_ij (2m, 2, 4), C_ji = C_ij^*."""
+    i, j = graph.edges[:, 0], graph.edges[:, 1]
+    C = torch.cat([graph.measurements, dq_conj(graph.measurements)])  # (2m, 2, 4)
+    return torch.cat([i, j]), torch.cat([j, i]), C
+
+
+def _solve(A: Tensor, b: Tensor, hermitian: bool = False) -> Tensor:
+    """x = A^+ b; the pseudo-inverse handles the exact gauge null space of noiseless data."""
+    return torch.linalg.pinv(A, hermitian=hermitian) @ b
+
+
+def ls_translations(graph: PoseGraph) -> Tensor:
+    """Least-squares (= ML under our noise model) translations (n, 3) given the measured
+    relative rotations: argmin_t sum_(i,j) ||t_i - R_ij t_j - t_ij||^2.
+
+    Normal equations N t = b with the 3n x 3n block matrix N_ii = deg_i I, N_ij = -R_ij,
+    N_ji = -R_ij^T, and b_i += t_ij, b_j -= R_ij^T t_ij. Noiseless data leave the gauge
+    t_i -> t_i + R_i u free; the pseudo-inverse then returns one solution of the family.
+    """
+    n, (i, j) = graph.n, graph.edges.T
+    Rm, tm = dq_to_rt(graph.measurements)  # (m, 3, 3), (m, 3)
+    dtype, dev = Rm.dtype, Rm.device
+    blocks = torch.zeros(n, n, 3, 3, dtype=dtype, device=dev)
+    blocks[torch.arange(n), torch.arange(n)] = graph.degrees().to(dtype)[:, None, None] * torch.eye(3, dtype=dtype, device=dev)
+    blocks[i, j] = -Rm
+    blocks[j, i] = -Rm.transpose(-1, -2)
+    N = blocks.permute(0, 2, 1, 3).reshape(3 * n, 3 * n)  # (3n, 3n)
+    b = torch.zeros(n, 3, dtype=dtype, device=dev)
+    b.index_add_(0, i, tm)
+    b.index_add_(0, j, -(Rm.transpose(-1, -2) @ tm[..., None])[..., 0])
+    return _solve(N, b.reshape(-1, 1), hermitian=True).reshape(n, 3)
+
+
+def chordal_rotations(graph: PoseGraph, R0: Tensor, iters: int = 200, tol: float = 1e-12) -> Tensor:
+    """Chordal least-squares rotations (n, 3, 3): R_i <- proj_SO3(sum_j R_ij R_j) from R0
+    (the SO(3) generalized power method) until the largest change is below `tol`."""
+    if not isinstance(R0, torch.Tensor) or tuple(R0.shape) != (graph.n, 3, 3):
+        raise ValueError(f"R0 must have shape ({graph.n}, 3, 3), got {tuple(getattr(R0, 'shape', ()))}")
+    if not isinstance(iters, int) or iters < 1:
+        raise ValueError(f"iters must be a positive integer, got {iters!r}")
+    rows, cols, C = _directed(graph)
+    Rm, _ = dq_to_rt(C)  # (2m, 3, 3)
+    R = R0
+    for _ in range(iters):
+        S = torch.zeros_like(R).index_add_(0, rows, Rm @ R[cols])  # (n, 3, 3)
+        R_new = project_so3(S)
+        change = float((R_new - R).abs().max())
+        R = R_new
+        if change < tol:
+            break
+    return R
+
+
+def dq_translation_fixed_point(graph: PoseGraph, x: Tensor, rotation_weights: bool = True,
+                               coupling: bool = True) -> Tensor:
+    """Translations (n, 3) at which DQGPM's update is stationary when the rotations are frozen
+    at those of the UDQ vector x (n, 2, 4).
+
+    The update x_i <- P(x_i + sum_j C_ij x_j) sums the UDQs p_j = C_ij x_j, each one neighbour's
+    prediction of pose i: rotation q_j = quat(R_ij R_j), translation tau_j = t_ij + R_ij t_j.
+    With r_j = q_j s_i^* = (w_j, v_j) (its rotation relative to the estimate s_i), the
+    translation read off the projected sum is
+        t_i = sum_j (w_j tau_j + tau_j x v_j) / sum_j w_j
+    (the self term x_i has r = 1 and cancels at a fixed point). `rotation_weights=False` sets
+    w_j = 1, `coupling=False` drops tau_j x v_j; with both off the fixed point is
+    `ls_translations`, with both on it is DQGPM's own. The map is affine in t, so the fixed
+    point solves a 3n x 3n linear system.
+    """
+    if not isinstance(x, torch.Tensor) or tuple(x.shape) != (graph.n, 2, 4):
+        raise ValueError(f"x must be a DQ vector of shape ({graph.n}, 2, 4), got {tuple(getattr(x, 'shape', ()))}")
+    n = graph.n
+    rows, cols, C = _directed(graph)
+    Rm, tm = dq_to_rt(C)  # (2m, 3, 3), (2m, 3)
+    q = dq_mul(C, x[cols])[:, 0]  # (2m, 4) rotation of each prediction
+    r = quat_mul(q, quat_conj(x[rows, 0]))  # (2m, 4) relative to the current estimate (signs as in the DQ sum)
+    w = r[:, 0] if rotation_weights else torch.ones_like(r[:, 0])
+    v = r[:, 1:] if coupling else torch.zeros_like(r[:, 1:])
+    W = torch.zeros(n, dtype=r.dtype, device=r.device).index_add_(0, rows, w)  # (n,)
+    vx = torch.zeros(v.shape[0], 3, 3, dtype=v.dtype, device=v.device)  # [v]_x, so tau x v = -[v]_x tau
+    vx[:, 0, 1], vx[:, 0, 2], vx[:, 1, 2] = -v[:, 2], v[:, 1], -v[:, 0]
+    vx = vx - vx.transpose(-1, -2)
+    K = (w[:, None, None] * torch.eye(3, dtype=r.dtype, device=r.device) - vx) / W[rows, None, None]  # (2m, 3, 3)
+    blocks = torch.zeros(n, n, 3, 3, dtype=r.dtype, device=r.device)
+    blocks.index_put_((rows, cols), -(K @ Rm), accumulate=True)
+    A = blocks.permute(0, 2, 1, 3).reshape(3 * n, 3 * n) + torch.eye(3 * n, dtype=r.dtype, device=r.device)
+    b = torch.zeros(n, 3, dtype=r.dtype, device=r.device).index_add_(0, rows, (K @ tm[..., None])[..., 0])
+    return _solve(A, b.reshape(-1, 1)).reshape(n, 3)
+
+
+__all__ = ["chordal_rotations", "dq_spectral", "dq_translation_fixed_point", "eig_se3", "eig_se3_dq",
+           "ls_translations", "se3_block_matrix"]

@@ -135,3 +135,60 @@ def results_markdown(bench: BenchmarkResult, digits: int = 3, paper: list[str] |
         cells = [f"{r[f'{m} rot (deg)']:.{digits}g}° / {r[f'{m} trans']:.{digits}g}" for m in METHODS]
         body += f"| {r['sigma_R']:.3g} | {ref} | {cells[0]} | **{cells[1]}** | {cells[2]} |\n"
     return head + body
+
+
+def reference_markdown(rows: list[dict], digits: int = 4) -> str:
+    """Markdown table of `experiment.reference_rows`: mean errors against the least-squares
+    reference, and the per-seed relative difference of DQGPM vs EIG-SE(3)."""
+    head = ("| p | $\\sigma_R$ | | DQGPM | EIG-SE(3) | EIG-SE(3), empty diagonal | LS reference "
+            "| DQGPM vs EIG, per seed: median [min, max] | excess over reference: DQGPM / EIG |\n"
+            "|---|---|---|---|---|---|---|---|---|\n")
+    body = ""
+    for r in rows:
+        for kind, unit in (("rot", "rotation (deg)"), ("trans", "translation")):
+            cells = " | ".join(f"{r[f'{kind} {k}']:.{digits}g}" for k in ("dqgpm", "eig_se3", "eig_se3_nodiag", "reference"))
+            rel = f"{r[f'{kind} rel med']:+.1f}% [{r[f'{kind} rel min']:+.1f}, {r[f'{kind} rel max']:+.1f}]"
+            exc = f"{r[f'{kind} excess dqgpm']:+.1f}% / {r[f'{kind} excess eig_se3']:+.1f}%"
+            body += f"| {r['p']:g} | {np.degrees(r['sigma_R']):.0f}° | {unit} | {cells} | {rel} | {exc} |\n"
+    return head + body
+
+
+def attribution_markdown(rows: list[dict], digits: int = 4) -> str:
+    """Markdown table: mean translation error of DQGPM's frozen-rotation fixed point with
+    the rotation-agreement weights and/or the rotation-translation coupling term."""
+    head = ("| p | $\\sigma_R$ | DQGPM (weights + coupling) | coupling only | weights only "
+            "| neither = LS reference |\n|---|---|---|---|---|---|\n")
+    body = ""
+    for r in rows:
+        if "trans fixed point weights" not in r:
+            continue
+        body += (f"| {r['p']:g} | {np.degrees(r['sigma_R']):.0f}° | {r['trans dqgpm']:.{digits}g} "
+                 f"| {r['trans fixed point coupling']:.{digits}g} | {r['trans fixed point weights']:.{digits}g} "
+                 f"| {r['trans reference']:.{digits}g} |\n")
+    return head + body
+
+
+def plot_reference(benches: dict, kinds: tuple[str, ...] = ("rot", "trans")):
+    """Per-seed relative error (%) of DQGPM and of EIG-SE(3) over the least-squares reference,
+    one group per (p, sigma): 0 means "as accurate as the reference"."""
+    fig, axes = plt.subplots(1, len(kinds), figsize=(10, 3.4))
+    axes = np.atleast_1d(axes)
+    for ax, kind in zip(axes, kinds):
+        labels, pos = [], 0
+        for p, bench in benches.items():
+            table = bench.rot if kind == "rot" else bench.trans
+            for c, sigma in enumerate(bench.config.sigmas):
+                ref = table["reference"][0, 0, c]
+                for off, name in ((-0.15, "dqgpm"), (0.15, "eig_se3")):
+                    rel = 100.0 * (table[name][0, 0, c] - ref) / ref
+                    ax.scatter(np.full(rel.shape, pos + off), rel, s=12, color=COLORS[name],
+                               marker="o" if name == "dqgpm" else "s", label=LABELS[name] if pos == 0 else None)
+                labels.append(f"p={p:g}\n{np.degrees(sigma):.0f}°")
+                pos += 1
+        ax.axhline(0.0, color="0.4", lw=0.8)
+        ax.set_xticks(range(len(labels)), labels)
+        ax.set(ylabel="% above the LS reference, per seed",
+               title="rotation (chordal LS reference)" if kind == "rot" else "translation (LS = ML reference)")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig

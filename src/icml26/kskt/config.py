@@ -43,6 +43,9 @@ class KSKTConfig:
     lambda_und: float = 0.2
     lambda_bal: float = 0.01
     lambda_budget: float = 0.05
+    # target of L_cons / L_und: "raw" = R_bar, U_bar as in Eq. 11 (the paper); "centred" = both
+    # sides minus their batch mean (NOT the paper: an ablation for the exercises, see train.py)
+    align_target: str = "raw"
     # --- phased curriculum, scaled down (paper: 2 / 1 / 1 epochs at 2e-5, 1e-5, 5e-6) ---
     phase_steps: tuple[int, int, int] = (60, 30, 30)
     lr: float = 5e-3  # phase LRs are lr * (1, 1/2, 1/4) as in the paper
@@ -72,6 +75,8 @@ class KSKTConfig:
             raise ValueError(f"top_k must lie in [1, n_experts={self.n_experts}], got {self.top_k}")
         if len(self.phase_steps) != 3 or any(s < 1 for s in self.phase_steps):
             raise ValueError(f"phase_steps must be three positive step counts, got {self.phase_steps}")
+        if self.align_target not in ("raw", "centred"):
+            raise ValueError(f"align_target must be 'raw' (the paper) or 'centred', got {self.align_target!r}")
         if not self.seeds:
             raise ValueError("seeds must not be empty")
 

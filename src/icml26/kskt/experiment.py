@@ -16,7 +16,7 @@ from icml26.common import Timer, resolve_device
 
 from .config import KSKTConfig
 from .data import (ANSWER0, REFUSE0, SLOT_POS, VOCAB_SIZE, RolePlayData, context_masks, make_roleplay_data)
-from .model import KSKTForCausalLM, KSKTSpec, build_kskt, tiny_qwen3_config
+from .model import STREAMS, KSKTForCausalLM, KSKTSpec, build_kskt, tiny_qwen3_config
 from .train import TrainLog, train_model
 
 PROBES = ("self->style", "other->style", "other->topic", "self->topic")
@@ -87,6 +87,54 @@ def probe_accuracies(feats: dict[str, np.ndarray], data: RolePlayData, seed: int
         clf.fit(x[tr], y[tr])
         out[name] = float(clf.score(x[te], y[te]))
     return out
+
+
+def variance_share(x: np.ndarray, labels: np.ndarray) -> float:
+    """Share of the total variance of features x (N, d) explained by the class means of `labels`
+    (between-class sum of squares / total sum of squares): 0 = no trace of the label, 1 = nothing else."""
+    x, labels = np.asarray(x, dtype=float), np.asarray(labels)
+    if x.ndim != 2 or labels.shape != (x.shape[0],):
+        raise ValueError(f"need x (N, d) and labels (N,), got {x.shape} and {labels.shape}")
+    mu = x.mean(0)
+    total = float(((x - mu) ** 2).sum())
+    between = sum(float(((x[labels == c].mean(0) - mu) ** 2).sum()) * int((labels == c).sum()) for c in np.unique(labels))
+    return between / total if total > 0 else 0.0
+
+
+@torch.no_grad()
+def alignment_diagnostic(model: KSKTForCausalLM, data: RolePlayData, batch_size: int = 500) -> dict[str, dict]:
+    """Why L_cons / L_und do not separate the streams (last KSKT block, every item of `data`).
+
+    For each stream s with target c (self: R_bar, other: U_bar): `shared` = mean cos(c_i, mean_j c_j)
+    (how much of each item's target is the corpus-wide direction); `own` = 1 - cos(mean_t O_s, c_i),
+    the loss as trained; `other_item` = the same against another item's target (c rolled by one);
+    `gamma` = the learned span bias of that stream in each block; `share_style`, `share_topic` =
+    `variance_share` of the prompt-pooled stream features explained by the persona style and the
+    user topic. own ~= other_item means the loss is met without any item-specific content.
+    """
+    model.eval()
+    o, bars = {"self": [], "other": []}, {"self": [], "other": []}
+    for i in range(0, len(data), batch_size):
+        ids = data.input_ids[i:i + batch_size]
+        r, u = context_masks(ids)
+        out = model(ids, r, u, force_system2=True)
+        o["self"].append(out.aux[-1]["o_self"].mean(1))  # (B, d), as in L_cons
+        o["other"].append(out.aux[-1]["o_other"].mean(1))
+        bars["self"].append(out.r_bar)
+        bars["other"].append(out.u_bar)
+    feats = stream_features(model, data)
+    labels = {"style": data.style.cpu().numpy(), "topic": data.topic.cpu().numpy()}
+    res = {}
+    for s in STREAMS:
+        m, c = torch.cat(o[s]), torch.cat(bars[s])  # (N, d) each
+        cos = torch.nn.functional.cosine_similarity
+        res[s] = {"shared": float(cos(c, c.mean(0, keepdim=True).expand_as(c), dim=-1).mean()),
+                  "own": float((1 - cos(m, c, dim=-1)).mean()),
+                  "other_item": float((1 - cos(m, c.roll(1, dims=0), dim=-1)).mean()),
+                  "gamma": [round(float(b.dsaa.gamma[s]), 3) for b in model.blocks],
+                  "share_style": variance_share(feats[s], labels["style"]),
+                  "share_topic": variance_share(feats[s], labels["topic"])}
+    return res
 
 
 def balance_grad_norm(model: KSKTForCausalLM, data: RolePlayData) -> float:

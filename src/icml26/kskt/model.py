@@ -77,8 +77,17 @@ class SwiGLU(nn.Module):
         return self.down(F.silu(self.gate(x)) * self.up(x))
 
 
+STREAM_INIT_GAIN = 0.02  # the release's initializer_range, used as the Xavier gain of every stream projection
+
+
 class StreamProjections(nn.Module):
-    """One stream's own W_Q, W_K, W_V, W_O and per-head QK-RMSNorm (as in Qwen3)."""
+    """One stream's own W_Q, W_K, W_V, W_O and per-head QK-RMSNorm (as in Qwen3).
+
+    The four projections start from Xavier-uniform with gain 0.02, as in the official
+    release's stream attention (its `_init_weights`, initializer_range = 0.02): the new
+    attention starts almost silent and grows during training instead of injecting large
+    random outputs into the residual stream (PyTorch's default init is ~30x larger).
+    """
 
     def __init__(self, d: int, n_heads: int, n_kv: int, head_dim: int, eps: float):
         super().__init__()
@@ -86,6 +95,8 @@ class StreamProjections(nn.Module):
         self.k = nn.Linear(d, n_kv * head_dim, bias=False)
         self.v = nn.Linear(d, n_kv * head_dim, bias=False)
         self.o = nn.Linear(n_heads * head_dim, d, bias=False)
+        for lin in (self.q, self.k, self.v, self.o):
+            nn.init.xavier_uniform_(lin.weight, gain=STREAM_INIT_GAIN)
         self.q_norm = Qwen3RMSNorm(head_dim, eps=eps)
         self.k_norm = Qwen3RMSNorm(head_dim, eps=eps)
 
@@ -282,8 +293,10 @@ def balance_loss(p: torch.Tensor) -> torch.Tensor:
 
 class KSKTBlock(GradientCheckpointingLayer):
     """A KSKT block that replaces a whole Qwen3 decoder layer (§3.1, Algorithm 1), with the same
-    call signature: x <- x + 0.5 Delta_MUPE; h1 = x + DSAA(RMSNorm(x)); h2 = h1 + BRM(RMSNorm(h1));
-    y = h2 + SAMOE(RMSNorm(h2)). There is no separate FFN: the BRM fast path plays that role."""
+    call signature: h1 = x + DSAA(RMSNorm(x) + 0.5 Delta_MUPE); h2 = h1 + BRM(RMSNorm(h1));
+    y = h2 + SAMOE(RMSNorm(h2)). MUPE corrects the attention's input only (as in the release,
+    where it runs inside DSAA on the normed states), not the residual stream. There is no
+    separate FFN: the BRM fast path plays that role."""
 
     def __init__(self, hidden_size: int, num_heads: int, num_kv_heads: int, head_dim: int, intermediate_size: int,
                  budgets: tuple[int, ...], n_experts: int, top_k: int, max_positions: int, eps: float = 1e-6):
@@ -304,8 +317,8 @@ class KSKTBlock(GradientCheckpointingLayer):
         if use_cache or cache is not None:
             raise ValueError("KSKT blocks do not support a KV cache: call with use_cache=False")
         ctx = self.ctx
-        x = self.mupe(hidden_states, ctx)
-        a, aux = self.dsaa(self.norm_attn(x), position_embeddings, ctx)
+        x = hidden_states
+        a, aux = self.dsaa(self.mupe(self.norm_attn(x), ctx), position_embeddings, ctx)  # MUPE feeds DSAA only
         h1 = x + a
         r, aux_brm = self.brm(self.norm_brm(h1), ctx)
         h2 = h1 + r

@@ -31,15 +31,30 @@ def clm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1), ignore_index=-100)
 
 
-def consistency_loss(o_self: torch.Tensor, r_bar: torch.Tensor) -> torch.Tensor:
+def _alignment(o: torch.Tensor, target: torch.Tensor, centre: bool) -> torch.Tensor:
+    """1 - cos(mean_t o, target), averaged over the batch; o: (B, T, d), target: (B, d).
+    centre=True subtracts the batch mean from both sides first (not in the paper)."""
+    if o.dim() != 3 or target.dim() != 2 or o.shape[0] != target.shape[0] or o.shape[-1] != target.shape[-1]:
+        raise ValueError(f"need stream outputs (B, T, d) and targets (B, d), got {tuple(o.shape)} and {tuple(target.shape)}")
+    a, b = o.mean(1), target.detach()  # (B, d) each; gradient stops at the target
+    if centre:
+        a, b = a - a.mean(0, keepdim=True), b - b.mean(0, keepdim=True)
+    return (1.0 - F.cosine_similarity(a, b, dim=-1)).mean()
+
+
+def consistency_loss(o_self: torch.Tensor, r_bar: torch.Tensor, centre: bool = False) -> torch.Tensor:
     """L_cons = 1 - cos(mean_t O_self, R_bar) (Eq. 11), R_bar from the input embeddings (a fixed
-    target: gradient stops there). The release pools O_self itself instead (self-referential)."""
-    return (1.0 - F.cosine_similarity(o_self.mean(1), r_bar.detach(), dim=-1)).mean()
+    target: gradient stops there). The release pools O_self itself instead (self-referential).
+
+    `centre=True` is NOT the paper: it compares the batch-centred stream mean with the
+    batch-centred R_bar, so that only the item-specific part of the persona counts (the raw
+    R_bar of all items share one dominant direction, see `experiment.alignment_diagnostic`)."""
+    return _alignment(o_self, r_bar, centre)
 
 
-def understanding_loss(o_other: torch.Tensor, u_bar: torch.Tensor) -> torch.Tensor:
-    """L_und = 1 - cos(mean_t O_other, U_bar) (Eq. 11)."""
-    return (1.0 - F.cosine_similarity(o_other.mean(1), u_bar.detach(), dim=-1)).mean()
+def understanding_loss(o_other: torch.Tensor, u_bar: torch.Tensor, centre: bool = False) -> torch.Tensor:
+    """L_und = 1 - cos(mean_t O_other, U_bar) (Eq. 11); `centre` as in `consistency_loss`."""
+    return _alignment(o_other, u_bar, centre)
 
 
 def budget_loss(aux: dict) -> torch.Tensor:
@@ -57,9 +72,10 @@ def budget_loss(aux: dict) -> torch.Tensor:
 def kskt_objective(out: KSKTOutput, labels: torch.Tensor, terms: set[str], cfg: KSKTConfig) -> dict[str, torch.Tensor]:
     """All loss terms of Eq. 11 (L_cons/L_und on the last KSKT block, L_bal averaged over blocks)."""
     last = out.aux[-1]
+    centre = cfg.align_target == "centred"
     parts = {"clm": clm_loss(out.logits, labels),
-             "cons": consistency_loss(last["o_self"], out.r_bar),
-             "und": understanding_loss(last["o_other"], out.u_bar),
+             "cons": consistency_loss(last["o_self"], out.r_bar, centre),
+             "und": understanding_loss(last["o_other"], out.u_bar, centre),
              "bal": torch.stack([a["balance"] for a in out.aux]).mean(),
              "budget": torch.stack([budget_loss(a) for a in out.aux if a["system2"]] or
                                    [out.logits.new_zeros(())]).mean()}

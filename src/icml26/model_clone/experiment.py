@@ -134,6 +134,38 @@ def auc(res: BenchmarkResult, key: str, negatives: str | None = None) -> float:
     return float(roc_auc_score([p["clone"] for p in rows], [p[key] for p in rows]))
 
 
+def combination_sweep(res: BenchmarkResult, lams=(0.0, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0)) -> list[dict]:
+    """Diagnostic (not part of the method): ROC-AUC of S_lam = lam S_G + (1 - lam) S_W over all
+    pairs and against same-architecture non-clones, for each lam; lam = 0.5 is the detector's."""
+    lams = tuple(float(x) for x in lams)
+    if not lams or any(not 0.0 <= x <= 1.0 for x in lams):
+        raise ValueError(f"every lam must lie in [0, 1], got {lams}")
+    y = np.array([p["clone"] for p in res.pairs])
+    hard = np.array([p["clone"] or p["kind"] == "same-arch" for p in res.pairs])
+    sg, sw = res.column("S_G"), res.column("S_W")
+    rows = []
+    for lam in lams:
+        s = lam * sg + (1 - lam) * sw
+        rows.append({"lam": lam, "AUC all pairs": float(roc_auc_score(y, s)),
+                     "AUC vs same-arch": float(roc_auc_score(y[hard], s[hard]))})
+    return rows
+
+
+def level_facts(res: BenchmarkResult) -> dict[str, float]:
+    """Why S_G alone scores a low AUC here: the share of clones and of same-architecture
+    non-clones whose graphs are identical (S_G = 1), and whether S_W alone already separates
+    the cross-architecture pairs (the only negatives S_G can recognise)."""
+    clones = [p for p in res.pairs if p["clone"]]
+    same = [p for p in res.pairs if p["kind"] == "same-arch"]
+    cross = [p for p in res.pairs if p["kind"] == "cross-arch"]
+    return {
+        "clones with S_G = 1": float(np.mean([p["S_G"] > 1 - 1e-9 for p in clones])),
+        "same-arch non-clones with S_G = 1": float(np.mean([p["S_G"] > 1 - 1e-9 for p in same])),
+        "min S_W over clones": float(min(p["S_W"] for p in clones)),
+        "max S_W over cross-arch non-clones": float(max(p["S_W"] for p in cross)) if cross else float("nan"),
+    }
+
+
 def summary_table(res: BenchmarkResult) -> list[dict]:
     """Mean of every score per clone operation (and per non-clone kind), in benchmark order."""
     ops = list(dict.fromkeys(p["op"] for p in res.pairs))

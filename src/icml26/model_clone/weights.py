@@ -8,10 +8,13 @@ known to us):
 - the normalised spectrum sigma_i(W_v) / ||W_v||_F of the 2-D reshape (out, rest), top k.
 Slots are paired by graph order within each (op, role) group (the i-th linear weight with the
 i-th linear weight), never by matching neurons. The node distance is
-    d_v = W_1(W_v / rms, W_v' / rms') + || s_v - s_v' ||_1,
+    d_v = min(1, W_1(W_v / rms, W_v' / rms') + || s_v - s_v' ||_1),
 where W_1 is scipy's 1-D Wasserstein distance between the value distributions, computed on the
 entries that survive the larger of the two sparsities (so a magnitude-pruned copy is compared
-on the weights pruning kept). Unpaired slots cost d = 1. The model score is
+on the weights pruning kept). Unpaired slots cost d = 1, and a paired slot never costs more
+than an unpaired one (the cap at 1): without it, two tensors of different shapes (a replaced
+classifier head, 10 x 64 against 2 x 64) had zero-padded spectra of different rank whose L1
+distance (~2.3) made pairing them cost more than not pairing them at all. The model score is
     S_W = exp(-d_bar / tau),   d_bar = sum_v n_v d_v / sum_v n_v   (n_v: parameter count).
 """
 
@@ -91,8 +94,10 @@ def truncated_wasserstein(a: TensorDescriptor, b: TensorDescriptor) -> float:
 
 
 def node_distance(a: TensorDescriptor, b: TensorDescriptor) -> float:
-    """d_v = W_1 (truncated, rms-normalised) + L1 distance of normalised spectra."""
-    return truncated_wasserstein(a, b) + float(np.abs(a.spectrum - b.spectrum).sum())
+    """d_v = min(UNPAIRED_COST, W_1 (truncated, rms-normalised) + L1 distance of normalised
+    spectra): a paired slot costs at most what an unpaired slot costs."""
+    d = truncated_wasserstein(a, b) + float(np.abs(a.spectrum - b.spectrum).sum())
+    return min(d, UNPAIRED_COST)
 
 
 def pair_by_graph_order(da: list[TensorDescriptor], db: list[TensorDescriptor]):

@@ -32,6 +32,10 @@ class PlanarSymmetryConfig:
     grid_levels: int = 4
     grid_base_res: int = 4
     grid_max_res: int = 32
+    # how Eq. 3's base reads grid_base_res / grid_max_res: "lattice" = the same feature spacing in
+    # lattice units as the baselines' base on the unit cell (equal capacity per unit area of the
+    # pattern); "box" = the full resolution over the alcove's bounding box (the earlier setting)
+    grid_resolution: str = "lattice"
     # paper cutting with VTM
     topo_group: str = "p4mm"
     topo_n: int = 32
@@ -54,6 +58,8 @@ class PlanarSymmetryConfig:
             raise ValueError("fit_steps must be >= 1, topo_steps >= 0 and lr > 0")
         if not 0 < self.continuity_step < 0.1 or self.continuity_factor <= 1:
             raise ValueError("continuity_step must lie in (0, 0.1) and continuity_factor > 1")
+        if self.grid_resolution not in ("lattice", "box"):
+            raise ValueError(f"grid_resolution must be 'lattice' or 'box', got {self.grid_resolution!r}")
         if self.topo_n < 8:
             raise ValueError(f"topo_n must be >= 8, got {self.topo_n}")
 

@@ -40,35 +40,44 @@ class MultiResGrid(nn.Module):
     """The paper's base representation (Sec. 4, hash-grid idea of Instant-NGP): L levels of
     grids with resolutions from `base_res` to `max_res` (geometric), bilinear interpolation,
     features summed over levels. `table_size=None`: dense grids; otherwise each level with more
-    than `table_size` vertices is stored in a hash table of that size (spatial hash)."""
+    than `table_size` vertices is stored in a hash table of that size (spatial hash).
+
+    `scale` = (s1, s2) multiplies the resolution of each axis: level l has
+    round(s_k * res_l) cells along axis k. It is how a base on a small alcove gets the same
+    feature spacing, in lattice units, as a base on the whole unit cell (`alcove_scale`)."""
 
     def __init__(self, box: Box, out_dim: int, levels: int = 4, base_res: int = 8, max_res: int = 64,
                  table_size: int | None = None, init_std: float = 0.1, generator: torch.Generator | None = None,
-                 dtype=torch.float64):
+                 dtype=torch.float64, scale: tuple[float, float] = (1.0, 1.0)):
         super().__init__()
         if levels < 1 or base_res < 1 or max_res < base_res:
             raise ValueError(f"need levels >= 1 and 1 <= base_res <= max_res, got {levels}, {base_res}, {max_res}")
         if out_dim < 1:
             raise ValueError(f"out_dim must be >= 1, got {out_dim}")
+        if len(scale) != 2 or not all(s > 0 for s in scale):
+            raise ValueError(f"scale must be two positive numbers, got {scale!r}")
         self.box, self.out_dim, self.table_size = box, out_dim, table_size
         growth = (max_res / base_res) ** (1.0 / max(levels - 1, 1))
-        self.res = [int(round(base_res * growth ** l)) for l in range(levels)]
-        sizes = [(r + 1) ** 2 if table_size is None else min((r + 1) ** 2, table_size) for r in self.res]
+        self.res = [tuple(max(1, int(round(base_res * growth ** l * s))) for s in scale)
+                    for l in range(levels)]  # (cells along axis 1, cells along axis 2) per level
+        sizes = [(r1 + 1) * (r2 + 1) if table_size is None else min((r1 + 1) * (r2 + 1), table_size)
+                 for r1, r2 in self.res]
         self.tables = nn.ParameterList(
             [nn.Parameter(torch.randn(n, out_dim, generator=generator, dtype=dtype) * init_std) for n in sizes])
 
     def _index(self, ix: torch.Tensor, iy: torch.Tensor, level: int) -> torch.Tensor:
-        r, n = self.res[level], self.tables[level].shape[0]
-        if n == (r + 1) ** 2:
-            return ix * (r + 1) + iy  # dense
+        (r1, r2), n = self.res[level], self.tables[level].shape[0]
+        if n == (r1 + 1) * (r2 + 1):
+            return ix * (r2 + 1) + iy  # dense
         return torch.bitwise_xor(ix, iy * _HASH_PRIME) % n  # hashed
 
     def forward(self, v: torch.Tensor) -> torch.Tensor:
         t = _normalize(v, self.box).clamp(0.0, 1.0)  # (..., 2)
         out = 0.0
-        for level, r in enumerate(self.res):
+        for level, res in enumerate(self.res):
+            r = torch.tensor(res, dtype=t.dtype, device=t.device)  # (2,)
             p = t * r
-            i0 = torch.floor(p).clamp(max=r - 1).long()  # (..., 2)
+            i0 = torch.minimum(torch.floor(p), r - 1).long()  # (..., 2)
             f = p - i0  # (..., 2) bilinear weights
             out_l = 0.0
             for dx in (0, 1):
@@ -82,15 +91,20 @@ class MultiResGrid(nn.Module):
 
 class FourierMLP(nn.Module):
     """Fourier-feature MLP (Tancik et al. 2020): gamma(v) = [sin 2 pi B t, cos 2 pi B t] with
-    B ~ N(0, sigma^2), then a ReLU MLP to `out_dim` channels."""
+    B ~ N(0, sigma^2), then a ReLU MLP to `out_dim` channels. `scale` = (s1, s2) multiplies
+    the frequencies of each axis (same role as in `MultiResGrid`)."""
 
     def __init__(self, box: Box, out_dim: int, n_freq: int = 32, sigma: float = 2.0, hidden: int = 64,
-                 depth: int = 2, generator: torch.Generator | None = None, dtype=torch.float64):
+                 depth: int = 2, generator: torch.Generator | None = None, dtype=torch.float64,
+                 scale: tuple[float, float] = (1.0, 1.0)):
         super().__init__()
         if out_dim < 1 or n_freq < 1 or hidden < 1 or depth < 1:
             raise ValueError("out_dim, n_freq, hidden and depth must be >= 1")
+        if len(scale) != 2 or not all(s > 0 for s in scale):
+            raise ValueError(f"scale must be two positive numbers, got {scale!r}")
         self.box = box
-        self.register_buffer("B", torch.randn(2, n_freq, generator=generator, dtype=dtype) * sigma)
+        B = torch.randn(2, n_freq, generator=generator, dtype=dtype) * sigma  # (2, n_freq)
+        self.register_buffer("B", B * torch.tensor(scale, dtype=dtype)[:, None])
         dims = [2 * n_freq] + [hidden] * depth + [out_dim]
         layers = []
         for i in range(len(dims) - 1):
@@ -125,24 +139,44 @@ class PixelBase(nn.Module):
         return out[0, :, :, 0].T.reshape(*v.shape[:-1], self.out_dim).to(v)  # (..., C)
 
 
-BaseFactory = Callable[[Box, int], nn.Module]
+BaseFactory = Callable[..., nn.Module]  # (box, out_dim, scale=(1, 1)) -> base module
 
 
 def make_base(kind: str, generator: torch.Generator | None = None, **kwargs) -> BaseFactory:
-    """A factory (box, out_dim) -> base module: 'grid' (dense multi-resolution grid),
-    'hashgrid' (hashed; table_size defaults to 2^10) or 'fourier' (Fourier-feature MLP)."""
+    """A factory (box, out_dim, scale=(1, 1)) -> base module: 'grid' (dense multi-resolution
+    grid), 'hashgrid' (hashed; table_size defaults to 2^10) or 'fourier' (Fourier-feature MLP)."""
     if kind == "grid":
-        return lambda box, out: MultiResGrid(box, out, generator=generator, **kwargs)
+        return lambda box, out, scale=(1.0, 1.0): MultiResGrid(box, out, generator=generator, scale=scale, **kwargs)
     if kind == "hashgrid":
         kw = {"table_size": 2 ** 10, **kwargs}
-        return lambda box, out: MultiResGrid(box, out, generator=generator, **kw)
+        return lambda box, out, scale=(1.0, 1.0): MultiResGrid(box, out, generator=generator, scale=scale, **kw)
     if kind == "fourier":
-        return lambda box, out: FourierMLP(box, out, generator=generator, **kwargs)
+        return lambda box, out, scale=(1.0, 1.0): FourierMLP(box, out, generator=generator, scale=scale, **kwargs)
     raise ValueError(f"unknown base representation {kind!r}; valid: grid, hashgrid, fourier")
 
 
 def _cell_box(group: PlanarGroup) -> Box:
     return ((0.0, 1.0), (0.0, 1.0)) if group.periodic else ((-1.0, 1.0), (-1.0, 1.0))
+
+
+def alcove_scale(group: PlanarGroup) -> tuple[float, float]:
+    """Side lengths of the bounding box of W's alcove (`group.alcove_box`) measured in the units
+    of the baselines' box (`_cell_box`: the unit cell, or the disk's square of side 2).
+
+    The fold outputs v = A u for p2mm / p4mm types (a refined lattice for glide and centred
+    groups: A = diag(1, 2) for pg), so an alcove side of length l along v_k is l * |A^{-1} e_k|
+    lattice lengths; p6mm folds to Cartesian coordinates of the unit hexagonal lattice and
+    rosettes to Cartesian coordinates. A base built with this `scale` has the same feature
+    spacing in the pattern as the baselines' base with the same resolution settings."""
+    (a0, a1), (b0, b1) = group.alcove_box
+    if group.w_type in ("p2mm", "p4mm"):
+        col = torch.linalg.inv(group.A).norm(dim=0)  # (2,) lattice length of a unit step along v_k
+        return (float((a1 - a0) * col[0]), float((b1 - b0) * col[1]))
+    ref = 1.0 if group.periodic else 2.0
+    return ((a1 - a0) / ref, (b1 - b0) / ref)
+
+
+RESOLUTIONS = ("lattice", "box")
 
 
 def _cell_wrap(group: PlanarGroup, u: torch.Tensor) -> torch.Tensor:
@@ -152,14 +186,24 @@ def _cell_wrap(group: PlanarGroup, u: torch.Tensor) -> torch.Tensor:
 class SymmetrizedField(nn.Module):
     """The paper's Eq. 3: f(u) = sum_{i=1}^r h_i(pi_W(u)) eta_i(u), with h = base(pi_W(u))
     reshaped to (r, C). Exactly G-invariant (both factors are) and continuous (pi_W is
-    1-Lipschitz, eta smooth), for any continuous base evaluated only on W's alcove."""
+    1-Lipschitz, eta smooth), for any continuous base evaluated only on W's alcove.
+
+    `resolution` says how a base factory's resolution settings are read: 'lattice' (default)
+    keeps the base's feature spacing in lattice units equal to the baselines' (the base is
+    built with `scale=alcove_scale(group)`); 'box' spreads the full resolution over the
+    alcove's bounding box in the fold's coordinates, which for pg (v2 = 2 u2) is 2x finer
+    than the cell grid along u1 and 4x finer along the glide axis u2."""
 
     evaluations_per_point = 1
 
-    def __init__(self, group: PlanarGroup, base: BaseFactory | nn.Module, channels: int = 1):
+    def __init__(self, group: PlanarGroup, base: BaseFactory | nn.Module, channels: int = 1,
+                 resolution: str = "lattice"):
         super().__init__()
+        if resolution not in RESOLUTIONS:
+            raise ValueError(f"unknown resolution {resolution!r}; valid: {', '.join(RESOLUTIONS)}")
         self.group, self.channels = group, channels
-        self.base = base if isinstance(base, nn.Module) else base(group.alcove_box, group.rank * channels)
+        scale = alcove_scale(group) if resolution == "lattice" else (1.0, 1.0)
+        self.base = base if isinstance(base, nn.Module) else base(group.alcove_box, group.rank * channels, scale=scale)
 
     def forward(self, u: torch.Tensor) -> torch.Tensor:
         _check_points(u)
@@ -205,10 +249,16 @@ class GroupAveragedField(nn.Module):
 CONSTRUCTIONS = {"symmetrized": SymmetrizedField, "naive_wrap": NaiveWrapField, "group_average": GroupAveragedField}
 
 
-def make_field(kind: str, group: PlanarGroup, base: BaseFactory | nn.Module, channels: int = 1) -> nn.Module:
-    """Construction by name: 'symmetrized' (Eq. 3), 'naive_wrap' or 'group_average'."""
+def make_field(kind: str, group: PlanarGroup, base: BaseFactory | nn.Module, channels: int = 1,
+               resolution: str = "lattice") -> nn.Module:
+    """Construction by name: 'symmetrized' (Eq. 3), 'naive_wrap' or 'group_average'.
+    `resolution` ('lattice' or 'box') applies to Eq. 3's base (see `SymmetrizedField`)."""
     if kind not in CONSTRUCTIONS:
         raise ValueError(f"unknown construction {kind!r}; valid: {', '.join(CONSTRUCTIONS)}")
     if not isinstance(channels, int) or channels < 1:
         raise ValueError(f"channels must be a positive integer, got {channels!r}")
+    if resolution not in RESOLUTIONS:
+        raise ValueError(f"unknown resolution {resolution!r}; valid: {', '.join(RESOLUTIONS)}")
+    if kind == "symmetrized":
+        return SymmetrizedField(group, base, channels, resolution)
     return CONSTRUCTIONS[kind](group, base, channels)

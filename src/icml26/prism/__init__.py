@@ -8,16 +8,18 @@ matched Transformer, parameter accounting), `experiment` (training, sweeps, the 
 """
 
 from .config import EXPECTED_TIME, PRESETS, PrismConfig, get_config
-from .data import MASK_ID, TopicMarkovTask, make_task, mask_tokens
+from .data import MASK_ID, TopicMarkovTask, bayes_posterior, make_task, mask_tokens
 from .interventions import Intervention, intervene_complex, intervene_real
 from .layers import (
-    Bridge, DynamicRoSE, GatedHarmonicConv, ModReLU, RobustPhaseNorm, harmonic_conv, project_unit, static_rotation,
+    Bridge, DynamicRoSE, GatedHarmonicConv, ModReLU, PhasePreservingLayerNorm, RobustPhaseNorm, harmonic_conv,
+    project_unit, static_rotation,
 )
 from .models import PrismHybridLM, PrismLM, TransformerLM, build_models, count_params, matched_ffn_dim
 
 __all__ = [
-    "Bridge", "DynamicRoSE", "EXPECTED_TIME", "GatedHarmonicConv", "Intervention", "MASK_ID", "ModReLU", "PRESETS",
-    "PrismConfig", "PrismHybridLM", "PrismLM", "RobustPhaseNorm", "TopicMarkovTask", "TransformerLM", "build_models",
-    "count_params", "get_config", "harmonic_conv", "intervene_complex", "intervene_real", "make_task", "mask_tokens",
-    "matched_ffn_dim", "project_unit", "static_rotation",
+    "bayes_posterior", "Bridge", "build_models", "count_params", "DynamicRoSE", "EXPECTED_TIME",
+    "GatedHarmonicConv", "get_config", "harmonic_conv", "intervene_complex", "intervene_real", "Intervention",
+    "make_task", "MASK_ID", "mask_tokens", "matched_ffn_dim", "ModReLU", "PhasePreservingLayerNorm", "PRESETS",
+    "PrismConfig", "PrismHybridLM", "PrismLM", "project_unit", "RobustPhaseNorm", "static_rotation",
+    "TopicMarkovTask", "TransformerLM",
 ]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from icml26.common import select_preset
 
-NORM_MODES = ("unit", "rms")
+NORM_MODES = ("unit", "rms", "layer")
 FILTER_KINDS = ("implicit", "explicit")
 
 

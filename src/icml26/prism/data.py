@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 
 MASK_ID = 0
 
@@ -31,6 +32,8 @@ class TopicMarkovTask:
     transitions: torch.Tensor
     vocab_size: int
     n_ambiguous: int
+    n_private: int = 1
+    p_private: float = 0.0
 
     @property
     def chance(self) -> float:
@@ -39,6 +42,12 @@ class TopicMarkovTask:
         counts = torch.bincount(self.train.reshape(-1), minlength=self.vocab_size)
         top = int(counts.argmax())
         return float((self.test[self.test_mask] == top).float().mean())
+
+    def bayes_accuracy(self) -> float:
+        """Accuracy of the Bayes-optimal predictor at the masked test positions: the ceiling
+        that no model can beat on this test set (see `bayes_posterior`)."""
+        post = bayes_posterior(self.test, self.test_mask, self.transitions, self.n_private, self.p_private)
+        return float((post.argmax(-1)[self.test_mask] == self.test[self.test_mask]).double().mean())
 
 
 def vocab_size(n_topics: int, n_ambiguous: int, n_private: int) -> int:
@@ -76,7 +85,45 @@ def make_task(n_topics: int = 4, n_ambiguous: int = 24, n_private: int = 3, p_pr
     test, test_topics = sample_sequences(transitions, n_test, seq_len, n_private, p_private, g)
     test_mask = torch.rand(n_test, seq_len, generator=g) < mask_prob
     return TopicMarkovTask(train, test, train_topics, test_topics, test_mask, transitions,
-                           vocab_size(n_topics, n_ambiguous, n_private), n_ambiguous)
+                           vocab_size(n_topics, n_ambiguous, n_private), n_ambiguous, n_private, p_private)
+
+
+def bayes_posterior(tokens: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor, n_private: int,
+                    p_private: float) -> torch.Tensor:
+    """Exact posterior p(x_l = v | all unmasked tokens) of the generating process, for every
+    position: forward-backward over the joint hidden state (topic k, chain state a), batched
+    over sequences and topics. A masked position emits nothing (its likelihood is 1 for every
+    state); an ambiguous token a' has likelihood (1 - p) [a = a']; a private token of topic k'
+    has likelihood p / n_private [k = k']. Returns (N, L, V) float64 probabilities."""
+    if tokens.shape != mask.shape or tokens.dim() != 2:
+        raise ValueError(f"tokens and mask must both have shape (N, L), got {tuple(tokens.shape)}, {tuple(mask.shape)}")
+    T = transitions.double()  # (K, A, A)
+    K, A, _ = T.shape
+    N, L = tokens.shape
+    p = float(p_private)
+    amb = (tokens >= 1) & (tokens <= A)  # (N, L)
+    onehot = F.one_hot((tokens - 1).clamp(0, A - 1), A).double() * (1 - p)  # (N, L, A)
+    own = (tokens - 1 - A).div(n_private, rounding_mode="floor")[..., None] == torch.arange(K)  # (N, L, K)
+    lik = torch.where(amb[..., None, None], onehot[:, :, None, :], (own & ~amb[..., None]).double()[..., None]
+                      * (p / n_private))  # (N, L, K, A)
+    lik = torch.where(mask[..., None, None], torch.ones_like(lik), lik)
+    start = T.mean(1)  # (K, A): uniform initial state, one transition before position 0
+    alpha = torch.empty(N, L, K, A, dtype=torch.float64)
+    beta = torch.ones(N, L, K, A, dtype=torch.float64)
+    a = start[None] * lik[:, 0]
+    alpha[:, 0] = a / a.sum((1, 2), keepdim=True)
+    for t in range(1, L):  # forward, normalised per step (the topic prior is uniform)
+        a = torch.einsum("nka,kab->nkb", alpha[:, t - 1], T) * lik[:, t]
+        alpha[:, t] = a / a.sum((1, 2), keepdim=True)
+    for t in range(L - 2, -1, -1):  # backward
+        b = torch.einsum("kab,nkb->nka", T, beta[:, t + 1] * lik[:, t + 1])
+        beta[:, t] = b / b.sum((1, 2), keepdim=True)
+    joint = alpha * beta  # p(k, a_l | all observed), up to a constant per (n, l)
+    joint = joint / joint.sum((2, 3), keepdim=True)  # (N, L, K, A)
+    probs = torch.zeros(N, L, 1 + A + K * n_private, dtype=torch.float64)
+    probs[..., 1:1 + A] = (1 - p) * joint.sum(2)
+    probs[..., 1 + A:] = (p / n_private) * joint.sum(3).repeat_interleave(n_private, dim=-1)
+    return probs
 
 
 def mask_tokens(tokens: torch.Tensor, mask_prob: float, generator: torch.Generator | None = None,

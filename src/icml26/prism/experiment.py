@@ -96,6 +96,11 @@ class ChapterRun:
     def chance(self) -> float:
         return self.task.chance
 
+    @property
+    def bayes(self) -> float:
+        """Accuracy of the exact Bayes-optimal predictor on the same masked test positions."""
+        return self.task.bayes_accuracy()
+
 
 def build_task(config: PrismConfig, seed: int = 0) -> TopicMarkovTask:
     return make_task(config.n_topics, config.n_ambiguous, config.n_private, config.p_private, config.dirichlet_alpha,
@@ -132,6 +137,7 @@ def param_table(run: ChapterRun) -> str:
     rows = ["| model | total | embedding (tied E) | non-embedding | masked acc. |", "|---|---|---|---|---|"]
     for k, p in run.params.items():
         rows.append(f"| {LABELS[k]} | {p['total']:,} | {p['embedding']:,} | {p['non_embedding']:,} | {run.clean[k]:.3f} |")
+    rows.append(f"| Bayes-optimal predictor (knows the generating process; the ceiling) | — | — | — | {run.bayes:.3f} |")
     return "\n".join(rows)
 
 

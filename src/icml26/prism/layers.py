@@ -94,10 +94,30 @@ class UnitNorm(nn.Module):
         return project_unit(x)
 
 
+class PhasePreservingLayerNorm(nn.Module):
+    """The WMT14 code's normalisation (the model behind the paper's mechanistic analyses):
+    a LayerNorm over the channels of the moduli, y = LN(|x|) * x / (|x| + eps). The phase is
+    kept (flipped by pi where the normalised modulus is negative); the relative moduli are
+    standardised, not removed, so they stay free to carry information."""
+
+    def __init__(self, d: int, eps: float = 1e-5):
+        super().__init__()
+        self.layernorm = nn.LayerNorm(d, eps=eps)
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mod = torch.sqrt(x.real.square() + x.imag.square() + 1e-12)  # (B, L, d), finite gradient at 0
+        return self.layernorm(mod) * (x / (mod + self.eps))
+
+
 def make_norm(mode: str, d: int) -> nn.Module:
+    """`unit` (the paper's |z| = 1), `rms` (RobustPhaseNorm, newest official code) or `layer`
+    (PhasePreservingLayerNorm, the official WMT14 code)."""
     if mode not in NORM_MODES:
         raise ValueError(f"unknown norm mode {mode!r}; valid: {NORM_MODES}")
-    return UnitNorm() if mode == "unit" else RobustPhaseNorm(d)
+    if mode == "unit":
+        return UnitNorm()
+    return RobustPhaseNorm(d) if mode == "rms" else PhasePreservingLayerNorm(d)
 
 
 class ComplexLinear(nn.Module):
@@ -178,7 +198,8 @@ def harmonic_conv(x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
 class GatedHarmonicConv(nn.Module):
     """One PRISM layer (summary "Gated Harmonic Convolution layer").
 
-    rms mode (official code): y = x + f(RobustPhaseNorm(x)) (pre-norm residual).
+    rms / layer mode (official code): y = x + f(norm(x)) (pre-norm residual), norm =
+    RobustPhaseNorm (WikiText code) or PhasePreservingLayerNorm (WMT14 code).
     unit mode (paper):        y = P(x + f(P(x))), P(z) = z/|z|, so |y_j| = 1 after every layer.
     f: FFT filter -> gate sigma(W_g [Re; Im]) on Re/Im -> ComplexLinear -> ModReLU -> ComplexLinear -> dropout.
     """

@@ -4,7 +4,7 @@ the reproduction check with its criterion fixed in `StepConfig`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -59,6 +59,7 @@ class ExperimentResult:
     rollouts: dict[str, Rollout]
     latency_batch1: dict[str, float]
     contraction: dict
+    startup: dict[str, Rollout] = field(default_factory=dict)  # start-up diagnostics (not in the check)
 
     def success(self, name: str) -> np.ndarray:
         """Success rate per evaluation seed, (n_seeds,)."""
@@ -81,7 +82,59 @@ def run_experiment(config: StepConfig, seed: int = 0) -> ExperimentResult:
         obs1 = torch.cat([layout.start[:1], layout.goal[:1], layout.center[:1]], -1)  # (1, 6)
         latency[name] = decision_latency(trained, spec, obs1[:, None].expand(1, config.obs_horizon, -1),
                                          config.latency_repeats)
-    return ExperimentResult(config, trained, specs, rollouts, latency, measure_contraction(trained, seed=seed))
+    startup = startup_diagnostics(trained, layout, seed, rollouts[method_names(config)["step"]])
+    return ExperimentResult(config, trained, specs, rollouts, latency, measure_contraction(trained, seed=seed), startup)
+
+
+def startup_specs(config: StepConfig) -> dict[str, MethodSpec]:
+    """STEP-K' with its three start-ups: the first decision (no executed action yet) from the
+    predictor's warm start (the paper's code), or, as diagnostics only, from noise with the same
+    K' DDIM steps (trailing spacing, as the reuse baseline starts) or with full DDPM."""
+    K, full = config.refine_steps, config.num_train_timesteps
+    return {f"STEP-{K} (predictor start, the method)": MethodSpec(f"STEP-{K}", "predictor", K, config.sampler, perturb=True),
+            f"STEP-{K}, first chunk DDIM-{K} trailing": MethodSpec(f"STEP-{K}", "predictor", K, config.sampler,
+                                                                   perturb=True, startup="noise"),
+            f"STEP-{K}, first chunk DDPM-{full}": MethodSpec(f"STEP-{K}", "predictor", K, config.sampler,
+                                                             perturb=True, startup="full")}
+
+
+def startup_diagnostics(trained: TrainedPolicy, layout, seed: int = 0, step_rollout: Rollout | None = None) -> dict[str, Rollout]:
+    """Where does STEP lose success? The same STEP-K' policy, rolled out on the same scenes with
+    the same sampling seed, differing only in how the first chunk of an episode is produced
+    (`startup_specs`). If the diagnostics recover the full-step success, the refinement works and
+    the loss sits in the start-up. `step_rollout` (the main run's STEP rollout) is reused as the
+    first entry when given."""
+    out = {}
+    for name, spec in startup_specs(trained.config).items():
+        if spec.startup == "predictor" and step_rollout is not None:
+            out[name] = step_rollout
+        else:
+            out[name] = rollout(trained, spec, layout, torch.Generator(device=trained.device).manual_seed(seed + 7))
+    return out
+
+
+def first_chunk_commitment(ro: Rollout, n_exec: int) -> float:
+    """Mean sideways displacement |x_{n_a} - x_0| after the first executed chunk: how far an
+    episode has committed to a detour after one decision (the expert: about 0.15)."""
+    return float((ro.paths[:, n_exec, 0] - ro.paths[:, 0, 0]).abs().mean())
+
+
+def startup_table(result: "ExperimentResult") -> str:
+    """Markdown table of the start-up diagnostics: success, commitment after the first chunk,
+    and time per decision (same run, same batch)."""
+    c = result.config
+    rows = ["| variant | success (mean over seeds) | sideways move after the first chunk | ms per decision (batch of all episodes) |",
+            "|---|---|---|---|"]
+    for name, ro in result.startup.items():
+        succ = ro.success.float().reshape(len(c.eval_seeds), -1).mean(1).mean()
+        rows.append(f"| {name} | {succ:.2f} | {first_chunk_commitment(ro, c.action_horizon):.3f} | "
+                    f"{ro.seconds_per_decision * 1e3:.0f} |")
+    full = method_names(c)["full"]
+    if full in result.rollouts:  # the reference, same run
+        ro = result.rollouts[full]
+        rows.append(f"| {full} (reference, from noise) | {result.success(full).mean():.2f} | "
+                    f"{first_chunk_commitment(ro, c.action_horizon):.3f} | {ro.seconds_per_decision * 1e3:.0f} |")
+    return "\n".join(rows)
 
 
 def method_names(config: StepConfig) -> dict[str, str]:

@@ -102,3 +102,13 @@ def results_markdown(result, paper: dict[str, str]) -> str:
         rows.append(f"| {name} | {paper.get(name, '–')} | {result.success(name).mean():.2f} | "
                     f"{result.collision(name).mean():.2f} | {result.latency_batch1[name] * 1e3:.1f} |")
     return "\n".join(rows)
+
+
+def plot_startup(result, n: int = 30):
+    """Paths of the start-up diagnostics (`experiment.startup_diagnostics`) on the same scenes."""
+    runs = result.startup
+    fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.4))
+    for ax, (name, r) in zip(np.atleast_1d(axes), runs.items()):
+        plot_paths(ax, r, name.replace(", ", ",\n", 1), n, result.config.obstacle_radius)
+    fig.tight_layout()
+    return fig

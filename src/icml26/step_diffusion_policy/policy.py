@@ -26,6 +26,7 @@ from .sampling import (make_scheduler, sample_from_noise, set_steps, shift_chunk
                        warm_start_refine)
 
 STARTS = ("noise", "predictor", "reuse")
+STARTUPS = ("predictor", "noise", "full")
 
 
 def diffusion_loss(model, scheduler, batch_obs, batch_action, generator) -> torch.Tensor:
@@ -119,12 +120,21 @@ class MethodSpec:
     sampler: str = "ddpm"
     spacing: str = "leading"
     perturb: bool = False  # the velocity-aware perturbation (STEP)
+    # The first decision of an episode, where no action has been executed yet. 'predictor': the
+    # predictor's warm start from a zero history, as in the official code (STEP's method). The other
+    # two are start-up *diagnostics* (not the paper's method): the first chunk from noise, either with
+    # the same K DDIM steps (trailing spacing, as the reuse baseline starts) or with full DDPM.
+    startup: str = "predictor"
 
     def __post_init__(self) -> None:
         if self.start not in STARTS:
             raise ValueError(f"unknown start {self.start!r}; valid: {', '.join(STARTS)}")
         if self.steps < 0 or (self.steps == 0 and self.start != "predictor"):
             raise ValueError(f"{self.name}: steps must be >= 1 (0 is allowed only for the predictor alone), got {self.steps}")
+        if self.startup not in STARTUPS:
+            raise ValueError(f"unknown startup {self.startup!r}; valid: {', '.join(STARTUPS)}")
+        if self.startup != "predictor" and (self.start != "predictor" or self.steps == 0):
+            raise ValueError(f"{self.name}: startup={self.startup!r} needs start='predictor' with steps >= 1")
 
 
 def method_specs(config: StepConfig) -> dict[str, MethodSpec]:
@@ -142,7 +152,13 @@ def method_specs(config: StepConfig) -> dict[str, MethodSpec]:
 class ChunkPolicy:
     """A closed-loop policy for B environments: keeps the last H_p executed actions
     (normalised; zeros before the episode start, as in training), the raw executed actions
-    (for the velocity) and the last chunk (for reuse)."""
+    (for the velocity) and the last chunk (for reuse).
+
+    STEP's first decision of an episode is warm-started like every other one: the predictor
+    sees a zero history, as in the official `CombinedInferencePolicy` (its first call has no
+    previous output and the predictor falls back to zeros), and its chunk is refined with the
+    same K' steps. The velocity-aware perturbation needs executed actions, so it starts at the
+    second decision. `MethodSpec.startup` swaps only that first chunk (a diagnostic)."""
 
     def __init__(self, trained: TrainedPolicy, spec: MethodSpec, batch: int, generator: torch.Generator):
         c, dev = trained.config, trained.device
@@ -151,6 +167,7 @@ class ChunkPolicy:
         self.trained, self.spec, self.g = trained, spec, generator
         self.scheduler = make_scheduler(spec.sampler, c.num_train_timesteps, spec.spacing) if spec.steps else None
         self.first = make_scheduler("ddim", c.num_train_timesteps, "trailing")  # reuse's first decision
+        self.full = make_scheduler("ddpm", c.num_train_timesteps)  # startup='full' (diagnostic)
         self.prev_exec = torch.zeros(batch, c.prev_horizon, ACTION_DIM, device=dev)  # (B, H_p, d_a) normalised
         self.exec_raw: torch.Tensor | None = None  # (B, n_a, d_a)
         self.prev_chunk: torch.Tensor | None = None  # (B, H, d_a) normalised
@@ -163,6 +180,11 @@ class ChunkPolicy:
         obs = t.obs_norm.normalize(obs_hist)
         if spec.start == "noise":
             A = sample_from_noise(t.denoiser, self.scheduler, spec.steps, obs, c.pred_horizon, ACTION_DIM, self.g)
+        elif spec.start == "predictor" and spec.startup != "predictor" and self.exec_raw is None:
+            # start-up diagnostic: the first chunk from noise instead of the predictor's warm start
+            full = spec.startup == "full"
+            A = sample_from_noise(t.denoiser, self.full if full else self.first,
+                                  c.num_train_timesteps if full else spec.steps, obs, c.pred_horizon, ACTION_DIM, self.g)
         elif spec.start == "predictor":
             A = t.predictor(self.prev_exec, obs)  # Â_t (B, H, d_a)
             if spec.steps:

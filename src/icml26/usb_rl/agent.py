@@ -70,12 +70,21 @@ def linear_objective(g_r: torch.Tensor, g_c: torch.Tensor, lam: torch.Tensor | f
     return g_r - lam * g_c
 
 
-def score_objective(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor) -> torch.Tensor:
-    """USB-RL's scalarisation J = S_psi(G^r, G^c) with the score's parameters frozen."""
+def score_objective(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor,
+                    return_slope: float = 1.0) -> torch.Tensor:
+    """USB-RL's scalarisation J = S_psi(G^r, G^c) / k with the score's parameters frozen.
+
+    k = `return_slope` > 0 is a constant (the score's mean slope dS/dG^r on the current
+    outcomes): dividing by it expresses the score in return units, like the baselines'
+    G^r - lambda G^c, so the action regulariser shared by all agents weighs the same for
+    every agent. A positive constant does not change which outcome the score prefers.
+    """
+    if not return_slope > 0:
+        raise ValueError(f"return_slope must be > 0, got {return_slope}")
     for p in score.parameters():
         p.requires_grad_(False)
     try:
-        return score(g_r, g_c)
+        return score(g_r, g_c) / return_slope
     finally:
         for p in score.parameters():
             p.requires_grad_(True)

@@ -17,11 +17,12 @@ from icml26.common import select_preset
 class USBConfig:
     """All knobs of the chapter (environment, world model, score, policy, evaluation)."""
 
-    # HazardNav: a point on the plane, goal at (1, 0), a circular hazard on the straight line
+    # HazardNav: a point on the plane, goal at (1, 0), a triangular hazard across the straight line
     n_envs: int = 256  # parallel environments for data collection and evaluation
     horizon: int = 20  # episode length T (imagination covers the whole episode)
     step_size: float = 0.1  # |displacement| per step at full action
-    hazard_radius: float = 0.25
+    hazard_half_width: float = 0.35  # half-width of the triangle where it crosses y = 0
+    hazard_apex: float = 0.5  # height of its apex (0.5, apex); it widens downward to the wall
     start_jitter: float = 0.05  # start = (0, U(-j, j))
     # world model (ensemble of MLPs with reward and cost heads)
     ensemble: int = 3
@@ -63,8 +64,10 @@ class USBConfig:
     def __post_init__(self) -> None:
         if self.n_envs < 1 or self.horizon < 2 or self.n_eval < 1:
             raise ValueError("n_envs, n_eval must be >= 1 and horizon >= 2")
-        if not 0.0 < self.step_size < 1.0 or not 0.0 < self.hazard_radius < 0.5:
-            raise ValueError("step_size must lie in (0, 1) and hazard_radius in (0, 0.5)")
+        if not 0.0 < self.step_size < 1.0 or not 0.0 < self.hazard_half_width < 0.5:
+            raise ValueError("step_size must lie in (0, 1) and hazard_half_width in (0, 0.5)")
+        if not 0.0 < self.hazard_apex < 1.0:
+            raise ValueError(f"hazard_apex must lie in (0, 1), got {self.hazard_apex}")
         if self.ensemble < 1 or self.wm_hidden < 1 or self.score_hidden < 1 or self.policy_hidden < 1:
             raise ValueError("ensemble and hidden sizes must be positive")
         if self.n_seeds < 1 or self.rounds < 0 or self.policy_steps < 1:

@@ -13,7 +13,7 @@ from icml26.common import progress, resolve_device
 from .agent import PolicyPopulation, dual_ascent, imagine, linear_objective, score_objective
 from .config import USBConfig
 from .env import HazardNav, rollout, waypoint_explorer
-from .score import MonotoneScore, effective_multiplier, fit_score
+from .score import MonotoneScore, effective_multiplier, fit_score, return_slope
 from .world_model import WorldModel, fit_world_model, transitions
 
 CLAIM = ("without a tuned cost weight, the learned score reaches a return/cost point no fixed linear penalty "
@@ -38,6 +38,7 @@ class SeedResult:
     score_batch: tuple[torch.Tensor, torch.Tensor]  # the last outcome batch the score was fit on
     lambda_eff: list[float] = field(default_factory=list)  # USB's mean exchange rate at each refit
     lambda_lagrange: list[float] = field(default_factory=list)
+    return_slope: list[float] = field(default_factory=list)  # USB's mean dS/dG^r at each refit
 
 
 def _starts(config: USBConfig, shape: tuple[int, ...], generator: torch.Generator, device) -> torch.Tensor:
@@ -51,7 +52,8 @@ def _population_rollout(config: USBConfig, policy: PolicyPopulation, n_per: int,
     """Real episodes of every policy at once: one HazardNav with P * n_per environments;
     environment block p is driven by policy p. Outcomes come back as (P, n_per)."""
     p = policy.n_policies
-    env = HazardNav(p * n_per, config.horizon, config.step_size, config.hazard_radius, config.start_jitter, device)
+    env = HazardNav(p * n_per, config.horizon, config.step_size, config.hazard_half_width, config.hazard_apex,
+                    config.start_jitter, device)
 
     def act(obs: torch.Tensor, t: int) -> torch.Tensor:
         with torch.no_grad():
@@ -83,7 +85,8 @@ def run_seed(config: USBConfig, seed: int = 0, show_progress: bool = True) -> Se
     n_pol, usb, lag = len(names), len(names) - 1, len(names) - 2
     lam_fixed = torch.tensor([0.0, *config.lambdas, 0.0, 0.0], device=device)  # (P,); lag/usb slots unused
 
-    env = HazardNav(config.n_envs, config.horizon, config.step_size, config.hazard_radius, config.start_jitter, device)
+    env = HazardNav(config.n_envs, config.horizon, config.step_size, config.hazard_half_width, config.hazard_apex,
+                    config.start_jitter, device)
     explore = rollout(env, waypoint_explorer(env, gen, config.collect_noise), gen)
     data = transitions(explore)
     real_r, real_c = explore["G_r"], explore["G_c"]  # the agent's own real outcomes (score data)
@@ -118,12 +121,15 @@ def run_seed(config: USBConfig, seed: int = 0, show_progress: bool = True) -> Se
             with torch.no_grad():
                 clean = imagine(policy, model, start, config.horizon)
             res.lambda_eff.append(float(effective_multiplier(score, clean["G_r"][usb], clean["G_c"][usb]).mean()))
+            slope = float(return_slope(score, clean["G_r"][usb], clean["G_c"][usb]).mean())
+            res.return_slope.append(slope)
         start = _starts(config, (n_pol, config.imagined_rollouts), gen, device)
         im = imagine(policy, model, start, config.horizon, config.policy_noise, gen)
         lam = lam_fixed.clone()
         lam[lag] = lam_lag
         objective = linear_objective(im["G_r"], im["G_c"], lam[:, None])  # (P, M)
-        objective = torch.cat([objective[:usb], score_objective(score, im["G_r"][usb:], im["G_c"][usb:])])
+        objective = torch.cat([objective[:usb], score_objective(score, im["G_r"][usb:], im["G_c"][usb:],
+                                                                         max(slope, 1e-6))])
         # agents share no parameters: each follows its own objective; the same small pre-tanh
         # penalty for all keeps the actions out of tanh saturation (gradients vanish there)
         loss = -objective.mean(1).sum() + config.action_reg * im["saturation"].mean(1).sum()

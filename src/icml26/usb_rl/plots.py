@@ -8,21 +8,26 @@ import torch
 
 from icml26.common import BASELINE, METHOD
 
-from .env import GOAL, HAZARD_CENTER
+from .env import BOX, GOAL, HAZARD_X
 
 
-def draw_map(ax, radius: float = 0.25) -> None:
-    """The hazard disc, start and goal."""
-    ax.add_patch(plt.Circle(HAZARD_CENTER, radius, color="tab:red", alpha=0.25, label="hazard"))
+def draw_map(ax, half_width: float = 0.35, apex: float = 0.5) -> None:
+    """The triangular hazard (apex (0.5, apex), half-width `half_width` at y = 0, down to the
+    bottom wall), start and goal."""
+    y0 = BOX[2]
+    w0 = half_width * (apex - y0) / apex
+    tri = [(HAZARD_X, apex), (HAZARD_X - w0, y0), (HAZARD_X + w0, y0)]
+    ax.add_patch(plt.Polygon(tri, closed=True, color="tab:red", alpha=0.25, label="hazard"))
     ax.plot(0, 0, "ko", ms=5)
     ax.plot(*GOAL, "g*", ms=14, label="goal")
-    ax.set_xlim(-0.2, 1.4), ax.set_ylim(-0.7, 0.7), ax.set_aspect("equal")
+    ax.set_xlim(-0.2, 1.4), ax.set_ylim(-0.6, 0.9), ax.set_aspect("equal")
 
 
-def plot_paths(paths: dict[str, np.ndarray], radius: float = 0.25, ax=None, title: str = ""):
+def plot_paths(paths: dict[str, np.ndarray], half_width: float = 0.35, apex: float = 0.5, ax=None,
+               title: str = ""):
     """paths: name -> (n, T+1, 2) arrays; draws every path on the map."""
     ax = ax or plt.gca()
-    draw_map(ax, radius)
+    draw_map(ax, half_width, apex)
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(paths)))
     for (name, p), col in zip(paths.items(), colors):
         c = METHOD if name == "usb" else col

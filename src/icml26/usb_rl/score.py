@@ -131,3 +131,10 @@ def effective_multiplier(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Ten
     g_c = g_c.detach().clone().requires_grad_(True)
     gr, gc = torch.autograd.grad(score(g_r, g_c).sum(), (g_r, g_c))
     return -gc / gr.clamp_min(1e-8)
+
+
+def return_slope(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor) -> torch.Tensor:
+    """dS/dG^r at each outcome (>= 0 by construction): the score's return units."""
+    g_r = g_r.detach().clone().requires_grad_(True)
+    (gr,) = torch.autograd.grad(score(g_r, g_c.detach()).sum(), (g_r,))
+    return gr
