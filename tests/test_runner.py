@@ -63,6 +63,7 @@ def test_a_run_records_paths_not_notebooks_in_its_metadata(demo_notebook):
     runner.run_chapter("dq_sync", {"SCALE": "smoke"})
     nb = nbformat.read(demo_notebook, as_version=4)
     assert nb.metadata.papermill.input_path == str(demo_notebook)
-    assert demo_notebook.stat().st_size == first
+    # nesting the previous notebook would double the file; timestamps may change a few bytes
+    assert demo_notebook.stat().st_size < first + 100
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1
