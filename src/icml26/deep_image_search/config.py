@@ -1,0 +1,94 @@
+"""Presets for the DeepImageSearch chapter: `smoke` (seconds, unit tests), `reduced` (the stored run,
+about a minute on 2 CPU cores) and `full` (a GPU and, optionally, a real LLM policy).
+
+The pass criterion's thresholds are fixed here, before any result was seen; they are the
+dossier's (shared/papers/deep_image_search.md, "Pass criterion").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+POLICIES = ("scripted", "openai")
+
+
+@dataclass(frozen=True)
+class DISConfig:
+    """All knobs of the chapter's experiment."""
+
+    # MiniAlbum (synthetic visual histories; Sec. "DISBench construction", our analogue)
+    n_users: int = 4
+    n_events: int = 24  # events (photosets) per user over `years`
+    years: float = 3.0
+    photos_min: int = 12
+    photos_max: int = 25
+    n_places: int = 5
+    cast: int = 10  # recurring subjects per user (of 40 = 10 digits x 4 colours)
+    subjects_per_event: int = 4
+    marker_events: int = 12  # events that hold one unique marker (12 marker kinds)
+    queries_per_seed: int = 150  # half intra-event, half inter-event
+    # perception stand-ins: mini-CLIP + attribute heads, trained on a separate random photo set
+    train_photos: int = 3000
+    train_steps: int = 600
+    batch: int = 128
+    emb_dim: int = 32
+    lr: float = 3e-3
+    temperature: float = 0.1
+    # agent (ImageSeeker-style loop; max_steps and memory window are reconstructions)
+    policy: str = "scripted"  # "scripted" (offline, not an LLM) or "openai[:model]" (real LLM, full preset)
+    max_steps: int = 30
+    memory_window: int = 2  # working memory: observations kept verbatim in the context
+    view_limit: int = 16  # ViewPhotos shows at most this many photos per call
+    radius_km: float = 3.0  # planner's spatial radius for "the same place"
+    window_days: float = 3.0  # planner's temporal window for "the same trip"
+    seeds: tuple[int, ...] = (0, 1, 2)
+    # pass criterion (fixed before looking at results; dossier's claim)
+    min_f1_gain_direct: float = 0.30  # F1(agent) - F1(direct, oracle k) >= 0.30
+    min_em_ratio: float = 2.0  # EM(agent) >= 2 x EM(direct, oracle k)
+    min_f1_gain_nometa: float = 0.15  # F1(agent) - F1(agent without FilterMetadata) >= 0.15
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        for name in ("n_users", "n_events", "photos_min", "n_places", "cast", "subjects_per_event",
+                     "queries_per_seed", "train_photos", "train_steps", "batch", "emb_dim", "max_steps",
+                     "view_limit"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if self.photos_max < self.photos_min:
+            raise ValueError(f"photos_max ({self.photos_max}) must be >= photos_min ({self.photos_min})")
+        if not 2 <= self.n_places <= 6:
+            raise ValueError(f"n_places must lie in [2, 6] (one scene per place), got {self.n_places}")
+        if self.cast > 40 or self.subjects_per_event > self.cast:
+            raise ValueError("need subjects_per_event <= cast <= 40 subjects")
+        if not 1 <= self.marker_events <= min(12, self.n_events):
+            raise ValueError(f"marker_events must lie in [1, min(12, n_events)], got {self.marker_events}")
+        if self.n_events * 10 > self.years * 365:
+            raise ValueError("events need 10-day slots: n_events * 10 must be <= years * 365")
+        if self.policy.split(":")[0] not in POLICIES:
+            raise ValueError(f"policy must be 'scripted' or 'openai[:model]', got {self.policy!r}")
+        if self.memory_window < 0:
+            raise ValueError(f"memory_window must be >= 0, got {self.memory_window}")
+        if not self.seeds:
+            raise ValueError("seeds must be non-empty")
+        if self.radius_km <= 0 or self.window_days <= 0 or self.temperature <= 0:
+            raise ValueError("radius_km, window_days and temperature must be positive")
+
+
+PRESETS: dict[str, DISConfig] = {
+    "smoke": DISConfig(n_users=2, n_events=16, queries_per_seed=30, train_photos=600, train_steps=40,
+                       seeds=(0,)),
+    "reduced": DISConfig(),
+    "full": DISConfig(n_users=16, n_events=60, years=5.0, queries_per_seed=600, train_photos=20000,
+                      train_steps=3000, emb_dim=64, seeds=(0, 1, 2, 3, 4), policy="openai"),
+}
+
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about a minute on 2 CPU cores",
+                 "full": "10-20 minutes on one GPU (plus the LLM endpoint's latency)"}
+
+
+def get_config(name: str = "reduced", **overrides) -> DISConfig:
+    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    return select_preset(PRESETS, name, **overrides)

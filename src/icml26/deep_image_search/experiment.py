@@ -1,0 +1,201 @@
+"""Runs, metrics and the reproduction check of the DeepImageSearch chapter.
+
+Metrics (paper, Sec. "Evaluation"): per query EM = 1[S = G] and F1 = 2|S & G| / (|S| + |G|), macro-averaged,
+overall / intra / inter; direct embedding retrieval also gets Recall@3 = |top3 & G| / |G|.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+
+from icml26.common import progress
+
+from .agent import ScriptedPlanner, Trajectory, direct_retrieval, make_policy, run_agent
+from .album import INTER, INTRA, Album, Query, make_benchmark
+from .retriever import MiniCLIP, train_perception
+from .tools import ToolCallRejected, Toolbox, parse_tool_call
+
+ARMS = ("direct (oracle k)", "agent w/o FilterMetadata", "agent")
+CLAIM = ("Context-dependent image queries defeat one-shot query-image matching; a tool-using agent with "
+         "metadata filtering and explicit memory recovers the exact target sets far better "
+         "(offline scripted planner, not an LLM; synthetic MiniAlbum)")
+
+
+def exact_match(pred, target) -> float:
+    """EM = 1[S = G] on canonical (deduplicated) sets."""
+    return float(set(pred) == set(target))
+
+
+def f1_score(pred, target) -> float:
+    """F1 = 2|S & G| / (|S| + |G|); 1 when both sets are empty."""
+    s, g = set(pred), set(target)
+    if not s and not g:
+        return 1.0
+    return 2 * len(s & g) / (len(s) + len(g))
+
+
+def recall_at_k(ranked, target, k: int = 3) -> float:
+    """|top-k & G| / |G| (`ranked` in rank order)."""
+    if k < 1 or not target:
+        raise ValueError("k must be >= 1 and the target set non-empty")
+    return len(set(list(ranked)[:k]) & set(target)) / len(set(target))
+
+
+@dataclass
+class Results:
+    config: object
+    records: pd.DataFrame  # one row per (seed, arm, query)
+    trajectories: dict  # (seed, query index) -> Trajectory of the full agent
+    albums: dict  # seed -> list[Album]
+    queries: dict  # seed -> list[Query]
+    model: MiniCLIP
+    perception_losses: list
+    seconds: float
+
+    def table(self, by: str = "arm") -> pd.DataFrame:
+        """Macro EM/F1 per seed, then mean over seeds; by='arm' or ['arm', 'kind']."""
+        keys = [by] if isinstance(by, str) else list(by)
+        per_seed = self.records.groupby(["seed"] + keys)[["EM", "F1"]].mean()
+        return per_seed.groupby(keys).mean()
+
+
+def run_seed(config, seed: int, model: MiniCLIP, device) -> tuple[list[dict], dict, list[Album], list[Query]]:
+    """All arms on one seed's MiniAlbum benchmark."""
+    albums, queries = make_benchmark(config, seed)
+    policy = make_policy(config.policy, config)
+    no_meta = ScriptedPlanner(config.radius_km, config.window_days, False, config.view_limit) \
+        if config.policy == "scripted" else policy
+    rows, trajs = [], {}
+    cache = {}
+    for album in albums:
+        imgs = album.images.to(device)
+        cache[album.user] = (model.embed_album(imgs), model.predict_attributes(imgs))
+    by_user = {}
+    for qi, q in enumerate(queries):
+        by_user.setdefault(q.user, []).append(qi)
+    for user, idx in by_user.items():
+        album, (emb, pred) = albums[user], cache[user]
+        qs = [queries[i] for i in idx]
+        oracle = direct_retrieval(model, album, qs, [len(q.targets) for q in qs], emb)
+        ranked = direct_retrieval(model, album, qs, 3, emb)
+        for qi, q, s, top3 in zip(idx, qs, oracle, ranked):
+            rows.append(dict(seed=seed, arm=ARMS[0], query=qi, kind=q.kind, EM=exact_match(s, q.targets),
+                             F1=f1_score(s, q.targets), R3=recall_at_k(top3, q.targets)))
+    for qi, q in enumerate(progress(queries, desc=f"agents (seed {seed})")):
+        album, (emb, pred) = albums[q.user], cache[q.user]
+        for arm, pol, disabled in ((ARMS[1], no_meta, ("filter_metadata",)), (ARMS[2], policy, ())):
+            box = Toolbox(album, model, emb, pred, config.view_limit, disabled)
+            traj = run_agent(pol, box, q, config.max_steps, config.memory_window)
+            rows.append(dict(seed=seed, arm=arm, query=qi, kind=q.kind, EM=exact_match(traj.answer, q.targets),
+                             F1=f1_score(traj.answer, q.targets), steps=len(traj.steps), rejected=traj.rejected))
+            if arm == ARMS[2]:
+                trajs[(seed, qi)] = traj
+    return rows, trajs, albums, queries
+
+
+def run_experiment(config, device, seed: int = 0) -> Results:
+    """Train the perception stand-ins once (on their own random photos), then every seed's benchmark.
+
+    `seed` offsets the benchmark seeds (config.seeds + seed) so that SEED changes the whole run.
+    """
+    start = time.time()
+    device = torch.device(device)
+    model, losses = train_perception(config, seed, device)
+    rows, trajs, albums, queries = [], {}, {}, {}
+    for s in config.seeds:
+        r, t, a, q = run_seed(config, s + seed, model, device)
+        rows += r
+        trajs.update(t)
+        albums[s + seed], queries[s + seed] = a, q
+    return Results(config, pd.DataFrame(rows), trajs, albums, queries, model, losses, time.time() - start)
+
+
+def claim_figures(r: Results) -> dict[str, float]:
+    """Means over seeds of the per-seed macro EM/F1 (and the intra/inter split, reported, not gated)."""
+    t = r.table("arm")
+    k = r.table(["arm", "kind"])
+    return {
+        "F1 agent": float(t.loc["agent", "F1"]), "F1 direct": float(t.loc[ARMS[0], "F1"]),
+        "F1 agent w/o meta": float(t.loc[ARMS[1], "F1"]),
+        "EM agent": float(t.loc["agent", "EM"]), "EM direct": float(t.loc[ARMS[0], "EM"]),
+        "F1 agent intra": float(k.loc[("agent", INTRA), "F1"]), "F1 agent inter": float(k.loc[("agent", INTER), "F1"]),
+    }
+
+
+def pass_criterion(fig: dict[str, float], config) -> dict[str, bool]:
+    """The dossier's pass criterion, with thresholds fixed in `DISConfig` before any run."""
+    return {
+        "F1(agent) - F1(direct, oracle k) >= 0.30": fig["F1 agent"] - fig["F1 direct"] >= config.min_f1_gain_direct,
+        "EM(agent) >= 2 x EM(direct)": fig["EM agent"] >= config.min_em_ratio * fig["EM direct"]
+        and fig["EM agent"] > 0,
+        "F1(agent) - F1(agent w/o FilterMetadata) >= 0.15":
+            fig["F1 agent"] - fig["F1 agent w/o meta"] >= config.min_f1_gain_nometa,
+    }
+
+
+def reproduction_check(r: Results) -> tuple[str, dict[str, float], dict[str, bool]]:
+    """(claim, measured figures rounded for printing, checks) for `report_claim`."""
+    fig = claim_figures(r)
+    checks = pass_criterion(fig, r.config)
+    # coarse on purpose: the perception training depends on the CPU kernels (same SEED: agent F1 0.579
+    # with PyTorch's AVX2 kernels, 0.605 with AVX-512 ones), so the printed figures are coarse
+    floor = lambda x: math.floor(10 * x + 1e-9) / 10  # noqa: E731
+    measured = {"F1 agent": round(fig["F1 agent"], 1), "F1 direct": round(fig["F1 direct"], 1),
+                "EM agent": round(fig["EM agent"], 1), "EM direct": round(fig["EM direct"], 1),
+                "F1 gain vs direct (floor)": floor(fig["F1 agent"] - fig["F1 direct"]),
+                "F1 gain vs no FilterMetadata (floor)": floor(fig["F1 agent"] - fig["F1 agent w/o meta"])}
+    return CLAIM, measured, checks
+
+
+def results_rows(r: Results) -> pd.DataFrame:
+    """Overall / intra / inter EM and F1 per arm (ours) next to the paper's figures where we have them."""
+    t = r.table(["arm", "kind"]).unstack("kind")
+    overall = r.table("arm")
+    paper = {ARMS[0]: "Recall@3 about 10-14 % (EM/F1 not available to us)",
+             ARMS[1]: "ablation: metadata tools among the most important (numbers not available)",
+             "agent": "EM 28.7, F1 55.0 (ImageSeeker + strongest MLLM)"}
+    rows = []
+    for arm in ARMS:
+        rows.append({"arm": arm, "EM": f"{overall.loc[arm, 'EM']:.2f}", "F1": f"{overall.loc[arm, 'F1']:.2f}",
+                     "F1 intra": f"{t.loc[arm, ('F1', INTRA)]:.2f}", "F1 inter": f"{t.loc[arm, ('F1', INTER)]:.2f}",
+                     "paper (DISBench, 122 queries)": paper[arm]})
+    r3 = r.records[r.records.arm == ARMS[0]].groupby("seed")["R3"].mean().mean()
+    rows.append({"arm": "direct, Recall@3", "EM": "-", "F1": f"R@3 = {r3:.2f}", "F1 intra": "-", "F1 inter": "-",
+                 "paper (DISBench, 122 queries)": "about 0.10-0.14"})
+    return pd.DataFrame(rows).set_index("arm")
+
+
+HOSTILE = {
+    "free text around the call": 'Sure! {"tool": "answer", "args": {"ids": [1]}}',
+    "python code instead of JSON": "__import__('os').system('rm -rf /')",
+    "unknown tool": '{"tool": "shell", "args": {"cmd": "ls"}}',
+    "unknown argument": '{"tool": "image_search", "args": {"query": "red 7", "event_id": 3}}',
+    "wrong type": '{"tool": "image_search", "args": {"query": "red 7", "top_k": "all"}}',
+    "boolean as int": '{"tool": "image_search", "args": {"query": "red 7", "top_k": true}}',
+    "NaN constant": '{"tool": "filter_metadata", "args": {"near": "clue", "radius_km": NaN}}',
+    "ids out of the album": '{"tool": "answer", "args": {"ids": [999999]}}',
+    "unsaved memory name": '{"tool": "view_photos", "args": {"ids": "event"}}',
+    "bad memory name": '{"tool": "memory_save", "args": {"name": "../etc", "ids": [1]}}',
+    "too many photos to view": '{"tool": "view_photos", "args": {"ids": [%s]}}' % ", ".join(map(str, range(40))),
+}
+
+
+def hostile_demo(r: Results) -> dict[str, str]:
+    """Feed malformed or hostile model outputs to a fresh toolbox; each must be rejected with a reason."""
+    seed = next(iter(r.albums))
+    album = r.albums[seed][0]
+    box = Toolbox(album, r.model, view_limit=r.config.view_limit)
+    out = {}
+    for name, text in HOSTILE.items():
+        try:
+            box.execute(parse_tool_call(text))
+            out[name] = "ACCEPTED (bug)"
+        except ToolCallRejected as err:
+            out[name] = f"rejected: {err}"
+    return out

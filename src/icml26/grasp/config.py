@@ -1,0 +1,96 @@
+"""Presets for the GRASP chapter: `smoke` (seconds, unit tests), `reduced` (the stored run,
+about a minute on 2 CPU cores) and `full` (one GPU: a bigger tiny Qwen3, more steps, larger graphs).
+
+The pass criterion's thresholds are fixed here, before any result was seen; they are the
+dossier's (shared/papers/grasp.md, "Pass criteria").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from icml26.common import select_preset
+
+TASKS = ("degree", "adjacent", "common")
+
+
+@dataclass(frozen=True)
+class GraspConfig:
+    """All knobs of the chapter's experiment."""
+
+    # graphs: G(n, p) with nodes relabelled at random into ids 0..max_id-1
+    max_id: int = 32
+    train_n: tuple[int, int] = (8, 12)  # n ~ U{lo..hi} for training
+    test_sizes: tuple[int, ...] = (12, 24)  # held-out graph sizes
+    p_edge: float = 0.25
+    tasks: tuple[str, ...] = TASKS
+    probe_cap: int = 4  # at most this many nodes per neighbor_retrieval call
+    max_turns: int = 3  # tool calls per episode before it is cut off
+    max_new_tokens: int = 24  # model tokens per episode
+    # tiny Qwen3 (randomly initialised, Sec. "Model" of the reduced plan)
+    hidden: int = 64
+    layers: int = 2
+    heads: int = 4
+    kv_heads: int = 2
+    intermediate: int = 128
+    # Phase A: SFT on oracle traces
+    sft_steps: int = 150
+    sft_batch: int = 32
+    sft_lr: float = 3e-3
+    blind_frac: float = 0.02  # fraction of structure-blind traces in SFT (rest: visible)
+    # Phase B: structure-blind GRPO (masked tool outputs)
+    grpo_iters: int = 12
+    grpo_questions: int = 8
+    group: int = 8  # G rollouts per question
+    grpo_lr: float = 3e-4
+    clip_eps: float = 0.2
+    kl_beta: float = 1e-3
+    temperature: float = 1.0
+    # evaluation
+    eval_graphs: int = 64  # held-out questions per size (greedy decoding)
+    seeds: tuple[int, ...] = (0,)  # one seed fits the 60 s budget; `full` averages seeds 0,1,2
+    # pass criterion (fixed before looking at results; dossier's claims (a) and (b))
+    min_gap_a: float = 0.30  # (a) agent - passive >= 0.30 at n=12
+    min_agent_large: float = 0.80  # (a) agent >= 0.8 at n=24 ...
+    # ... while passive accuracy falls from n=12 to n=24
+    min_blind_gain_b: float = 0.15  # (b) blind accuracy after GRPO >= before + 0.15
+    min_probe_gain_b: float = 0.20  # (b) probe-before-code rate rises by >= 0.2
+
+
+PRESETS = {
+    "smoke": GraspConfig(sft_steps=20, grpo_iters=2, grpo_questions=4, group=4, eval_graphs=8,
+                         seeds=(0,), test_sizes=(12, 16)),
+    "reduced": GraspConfig(),
+    "full": GraspConfig(max_id=64, test_sizes=(12, 24, 48), hidden=128, intermediate=256,
+                        sft_steps=2000, grpo_iters=200, grpo_questions=32, eval_graphs=500,
+                        seeds=(0, 1, 2)),
+}
+
+
+def get_config(name: str = "reduced", **overrides) -> GraspConfig:
+    """The named preset with optional field overrides (unknown name -> ValueError)."""
+    cfg = select_preset(PRESETS, name, **overrides)
+    validate(cfg)
+    return cfg
+
+
+def validate(cfg: GraspConfig) -> None:
+    """Reject impossible settings with a clear message."""
+    lo, hi = cfg.train_n
+    if not 3 <= lo <= hi:
+        raise ValueError(f"train_n must be (lo, hi) with 3 <= lo <= hi, got {cfg.train_n}")
+    if max((hi,) + tuple(cfg.test_sizes)) > cfg.max_id:
+        raise ValueError(f"graph sizes {cfg.train_n}, {cfg.test_sizes} exceed max_id={cfg.max_id}")
+    if not 0.0 < cfg.p_edge < 1.0:
+        raise ValueError(f"p_edge must be in (0, 1), got {cfg.p_edge}")
+    bad = [t for t in cfg.tasks if t not in TASKS]
+    if bad or not cfg.tasks:
+        raise ValueError(f"unknown tasks {bad}; valid: {TASKS}")
+    if not 0.0 <= cfg.blind_frac <= 1.0:
+        raise ValueError(f"blind_frac must be in [0, 1], got {cfg.blind_frac}")
+    if cfg.group < 2:
+        raise ValueError(f"GRPO needs a group of at least 2 rollouts, got group={cfg.group}")
+    if cfg.probe_cap < 2:
+        raise ValueError(f"probe_cap must be >= 2 (tasks query two nodes), got {cfg.probe_cap}")
+    if cfg.hidden % cfg.heads or cfg.heads % cfg.kv_heads:
+        raise ValueError("hidden must be divisible by heads and heads by kv_heads")
