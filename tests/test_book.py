@@ -82,3 +82,10 @@ def test_colab_badge_and_install_point_at_the_configured_repository(path):
     assert badge in text, "Colab badge missing or pointing elsewhere"
     assert f"git+{repo}" in text, "Colab install cell does not install from the configured repository"
     assert re.search(r'"google\.colab" in sys\.modules', text), "install is not limited to Colab"
+
+
+def test_test_modules_have_unique_names():
+    """tests/<slug>/ folders are not packages: two test files with one name break collection."""
+    names = [p.name for p in (Path(__file__).parent).rglob("test_*.py")]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    assert not duplicated, f"rename these test files so that every name is unique: {duplicated}"
