@@ -26,14 +26,14 @@ PRIMITIVE_TASKS = {"wheel": "flat", "walker": "stairs", "flyer": "pit", "swimmer
 class ReconfigConfig:
     """All knobs of the chapter."""
 
-    n_envs: int = 192  # parallel environments in every PPO / scheduler batch
+    n_envs: int = 128  # parallel environments in every PPO / scheduler batch
     horizon: int = 120  # steps on a full course (progress is measured at the end)
     prim_horizon: int = 30  # control steps of a primitive's training episode (one segment type)
     switch_cost: int = 5  # T_sw: steps of zero motion after a reconfiguration
     decision_every: int = 5  # Delta: scheduler decision period
     hidden: int = 64
     ppo_iters: int = 15
-    ppo_epochs: int = 4
+    ppo_epochs: int = 3
     ppo_minibatches: int = 4
     lr: float = 3e-3
     gamma: float = 0.99
@@ -73,7 +73,7 @@ PRESETS: dict[str, ReconfigConfig] = {
     "smoke": ReconfigConfig(n_envs=32, horizon=60, prim_horizon=10, ppo_iters=2, ppo_epochs=1,
                             sched_iters=2, sched_updates=2, n_eval=32, n_seeds=1),
     "reduced": ReconfigConfig(),
-    "full": ReconfigConfig(n_envs=2048, hidden=128, ppo_iters=200, sched_iters=200, sched_updates=50,
+    "full": ReconfigConfig(n_envs=2048, hidden=128, ppo_iters=200, ppo_epochs=4, sched_iters=200, sched_updates=50,
                            n_eval=2048, n_seeds=5, lr=1e-3),
 }
 
