@@ -265,3 +265,46 @@ def test_variance_share_and_alignment_diagnostic(model, batch):
     assert set(diag) == {"self", "other"}
     for d in diag.values():
         assert -1.0 <= d["shared"] <= 1.0 and 0.0 <= d["share_style"] <= 1.0 and len(d["gamma"]) == 2
+
+
+def test_embeddings_untied_by_default_as_in_release():
+    """Both models get a separate LM head (the release's tie_word_embeddings=False)."""
+    cfg = get_config("smoke", device="cpu")
+    kskt, base = E.build_models(cfg, 0, torch.device("cpu"))
+    for lm in (kskt.lm, base):
+        assert lm.get_output_embeddings().weight.data_ptr() != lm.get_input_embeddings().weight.data_ptr()
+    tied, _ = E.build_models(get_config("smoke", device="cpu", tie_embeddings=True), 0, torch.device("cpu"))
+    assert tied.lm.get_output_embeddings().weight.data_ptr() == tied.lm.get_input_embeddings().weight.data_ptr()
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_tied_embeddings_collapse_prompt_means(tie):
+    """The diagnosed mechanism: with a tied embedding trained from scratch on response-only labels,
+    the role-span mean embeddings R_bar_i of all items align with one shared direction; untied
+    they keep their item-specific part."""
+    from transformers import Qwen3ForCausalLM
+    from icml26.kskt.train import clm_loss
+    torch.manual_seed(0)
+    lm = Qwen3ForCausalLM(tiny_qwen3_config(VOCAB_SIZE, num_layers=2, intermediate_size=64, tie_word_embeddings=tie))
+    d = make_roleplay_data(256, seed=5)
+    r, _ = context_masks(d.input_ids)
+
+    def shared():
+        with torch.no_grad():
+            c = masked_mean(lm.get_input_embeddings()(d.input_ids), r)
+            return torch.nn.functional.cosine_similarity(c, c.mean(0, keepdim=True).expand_as(c), dim=-1).mean().item()
+
+    before = shared()
+    opt = torch.optim.AdamW(lm.parameters(), lr=5e-3, betas=(0.9, 0.95))
+    for step in range(40):
+        idx = torch.arange(32) + 32 * (step % 8)
+        loss = clm_loss(lm(input_ids=d.input_ids[idx], use_cache=False).logits, d.labels[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    after = shared()
+    assert before < 0.5
+    if tie:
+        assert after > 0.9
+    else:
+        assert after < 0.6

@@ -31,6 +31,9 @@ class KSKTConfig:
     head_dim: int = 16
     intermediate_size: int = 64
     kskt_every: int = 2  # a KSKT block replaces layers k-1, 2k-1, ... (paper: k=4 -> 3, 7, ..., 35)
+    # separate input embedding and LM head, as in the release's KSKTConfig (tie_word_embeddings=False);
+    # tied rows of never-predicted prompt tokens drift together and collapse R_bar, U_bar (model.py)
+    tie_embeddings: bool = False
     pretrained: str | None = None  # e.g. "Qwen/Qwen3-0.6B" (full preset only; loaded by name)
     # --- KSKT blocks ---
     budgets: tuple[int, ...] = (2, 4)  # thinking-chain lengths (paper: 2, 4, 6, 8, 10)

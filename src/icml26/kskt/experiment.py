@@ -32,13 +32,15 @@ def spec_of(cfg: KSKTConfig) -> KSKTSpec:
 
 def build_models(cfg: KSKTConfig, seed: int, device: torch.device) -> tuple[KSKTForCausalLM, Qwen3ForCausalLM]:
     """KSKT and the plain Qwen3 whose intermediate size is raised until it has at least as many
-    parameters (iso-parameter baseline). Random init, nothing downloaded (unless cfg.pretrained)."""
+    parameters (iso-parameter baseline); both tie or untie their embeddings alike (cfg.tie_embeddings).
+    Random init, nothing downloaded (unless cfg.pretrained)."""
     if cfg.pretrained is not None:
         kskt = build_kskt(spec=spec_of(cfg), pretrained=cfg.pretrained, seed=seed).to(device)
         base = Qwen3ForCausalLM.from_pretrained(cfg.pretrained, use_cache=False).to(device)
         return kskt, base  # full preset: the same checkpoint, fine-tuned plainly (the paper's "+FT")
     qcfg = lambda inter: tiny_qwen3_config(VOCAB_SIZE, cfg.hidden_size, cfg.num_layers, cfg.num_heads,  # noqa: E731
-                                           cfg.num_kv_heads, cfg.head_dim, inter, cfg.max_positions)
+                                           cfg.num_kv_heads, cfg.head_dim, inter, cfg.max_positions,
+                                           cfg.tie_embeddings)
     kskt = build_kskt(qcfg(cfg.intermediate_size), spec_of(cfg), seed=seed)
     target = n_params(kskt)
     torch.manual_seed(seed)
@@ -103,7 +105,7 @@ def variance_share(x: np.ndarray, labels: np.ndarray) -> float:
 
 @torch.no_grad()
 def alignment_diagnostic(model: KSKTForCausalLM, data: RolePlayData, batch_size: int = 500) -> dict[str, dict]:
-    """Why L_cons / L_und do not separate the streams (last KSKT block, every item of `data`).
+    """Do L_cons / L_und carry item-specific content? (last KSKT block, every item of `data`).
 
     For each stream s with target c (self: R_bar, other: U_bar): `shared` = mean cos(c_i, mean_j c_j)
     (how much of each item's target is the corpus-wide direction); `own` = 1 - cos(mean_t O_s, c_i),

@@ -404,12 +404,21 @@ class KSKTForCausalLM(nn.Module):
 
 def tiny_qwen3_config(vocab_size: int, hidden_size: int = 64, num_layers: int = 4, num_heads: int = 4,
                       num_kv_heads: int = 2, head_dim: int = 16, intermediate_size: int = 128,
-                      max_positions: int = 64) -> Qwen3Config:
-    """A tiny Qwen3Config (random init, nothing downloaded)."""
+                      max_positions: int = 64, tie_word_embeddings: bool = False) -> Qwen3Config:
+    """A tiny Qwen3Config (random init, nothing downloaded).
+
+    The input embedding and the LM head are separate matrices by default, as in the release's
+    KSKTConfig (`tie_word_embeddings=False`, with its own `lm_head`). This matters here because
+    R_proc, U_proc (and so the targets of L_cons, L_und) are means of input embeddings: with a
+    tied matrix trained from scratch, every role/user token is a never-predicted output row
+    (labels cover the response only), all those rows get the same softmax push, which Adam turns
+    into equal-sized steps, and after a few dozen steps every R_bar_i (and U_bar_i) points along
+    one shared direction (cosine ~0.99 with the corpus mean; `test_tied_embeddings_collapse_prompt_means`).
+    """
     return Qwen3Config(vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_layers,
                        num_attention_heads=num_heads, num_key_value_heads=num_kv_heads, head_dim=head_dim,
                        intermediate_size=intermediate_size, max_position_embeddings=max_positions,
-                       tie_word_embeddings=True, use_cache=False, attn_implementation="sdpa")
+                       tie_word_embeddings=tie_word_embeddings, use_cache=False, attn_implementation="sdpa")
 
 
 def build_kskt(qwen_config: Qwen3Config | None = None, spec: KSKTSpec | None = None,
