@@ -13,7 +13,7 @@ from icml26.planar_symmetry import get_config
 from icml26.planar_symmetry.config import ROSETTES
 from icml26.planar_symmetry.fields import CONSTRUCTIONS, make_base, make_field
 from icml26.planar_symmetry.groups import (WALLPAPER_GROUPS, Lattice, check_lattice, get_group, wallpaper_group)
-from icml26.planar_symmetry.metrics import invariance_error, sample_points, tear_ratio
+from icml26.planar_symmetry.metrics import effective_dimension, invariance_error, sample_points, tear_ratio
 from icml26.planar_symmetry.topology import periodic_components, solve_vtm, vtm_score
 
 ALL = WALLPAPER_GROUPS + ROSETTES
@@ -222,3 +222,53 @@ def test_lattice_resolution_gives_eq3_the_baselines_feature_spacing():
         make_base("grid")(((0.0, 1.0), (0.0, 1.0)), 1, scale=(1.0, 0.0))
     with pytest.raises(ValueError, match="grid_resolution"):
         get_config("smoke", grid_resolution="pixels")
+
+
+# ------------------------------------------------------------------- the fitting targets
+@pytest.mark.parametrize("name", ["pg", "p4", "p3", "p6", "p2gg"])
+def test_fitting_target_is_continuous_and_has_exactly_the_symmetry_of_G(name):
+    g = get_group(name)
+    img = E.load_image("camera", 32)
+    u = _pts(g, 400, seed=3)
+    y = E.symmetric_target(name, img, u)
+    for h in g.generators:  # G-invariant
+        assert (E.symmetric_target(name, img, h.apply(u)) - y).abs().max() < 1e-12
+    # no accidental symmetry: exactly |G / Z^2| of the |W / Z^2| elements leave it invariant
+    fixed = sum(bool((E.symmetric_target(name, img, w.apply(u)) - y).abs().max() < 1e-9) for w in g.w_elements)
+    assert fixed == len(g.elements)
+    # the mirror (triangle-wave) periodization gives pg and p4 targets all of W's symmetry
+    if name in ("pg", "p4"):
+        ym = E.symmetric_target(name, img, u, "mirror")
+        assert all((E.symmetric_target(name, img, w.apply(u), "mirror") - ym).abs().max() < 1e-9 for w in g.w_elements)
+    # continuous: the finite-difference slope does not grow when the step shrinks
+    d = torch.nn.functional.normalize(torch.randn(400, 2, dtype=torch.float64), dim=-1)
+    slope = lambda s: float((E.symmetric_target(name, img, u + s * d) - y).abs().max() / s)
+    assert slope(1e-6) < 1.5 * slope(1e-5)
+
+
+def test_periodic_picture_is_periodic_and_rejects_bad_input():
+    img = E.load_image("coins", 16)
+    u = torch.rand(100, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0)) * 4 - 2
+    for per in E.PERIODIZATIONS:
+        f = E.periodic_picture(img, u, per)
+        for t in ((1.0, 0.0), (0.0, 1.0)):
+            assert torch.allclose(E.periodic_picture(img, u + torch.tensor(t, dtype=u.dtype), per), f, atol=1e-12)
+    with pytest.raises(ValueError, match="unknown periodization"):
+        E.periodic_picture(img, u, "wrap")
+    with pytest.raises(ValueError, match="even-sized"):
+        E.periodic_picture(E.load_image("coins", 15), u)
+    with pytest.raises(ValueError, match=r"\(H, W\)"):
+        E.periodic_picture(img[None], u)
+
+
+def test_effective_dimension_counts_usable_functions():
+    from icml26.planar_symmetry.fields import MultiResGrid
+    u = E.cell_grid(20).reshape(-1, 2)
+    grid = MultiResGrid(((0.0, 1.0), (0.0, 1.0)), 1, levels=1, base_res=3, max_res=3)
+    assert effective_dimension(grid, u) == 16  # every vertex of a 3 x 3-cell grid
+    g = get_group("p2mm")  # the fold and the 4-fold average use the same quarter-cell grid
+    base = lambda: make_base("grid", torch.Generator().manual_seed(0), levels=1, base_res=4, max_res=4)
+    assert effective_dimension(make_field("symmetrized", g, base()), u) == effective_dimension(
+        make_field("group_average", g, base()), u) == 9
+    with pytest.raises(ValueError, match=r"\(N, 2\)"):
+        effective_dimension(grid, u[None])

@@ -4,6 +4,7 @@ reproduction check and the widget's cheap re-render."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -45,14 +46,48 @@ def cell_grid(res: int, device=None, offset: float = 0.5) -> torch.Tensor:
     return torch.stack(torch.meshgrid(t, t, indexing="ij"), -1)
 
 
-def symmetric_target(group_name: str, image: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """A continuous G-invariant target: the picture made Z^2-periodic and continuous by a
-    triangle wave tri(t) = 1 - |1 - 2 (t mod 1)|, then averaged over the orbit of G."""
+PERIODIZATIONS = ("blend", "mirror")
+
+
+def periodic_picture(image: torch.Tensor, u: torch.Tensor, periodization: str = "blend") -> torch.Tensor:
+    """The picture turned into a continuous Z^2-periodic function of u (..., 2) -> (..., 1).
+
+    'blend' (the fitting targets): a seamless texture with no symmetry beyond Z^2. The picture
+    (2R, 2R) is cut into its four quadrants T_s, s in {0, 1}^2; tile T_s is laid out with period
+    1, shifted by s / 2, and weighted by w_s(u) = prod_k (sin^2(pi u_k) if s_k = 0 else
+    cos^2(pi u_k)). Each weight vanishes on the lines where its tile's edges lie, and the
+    weights sum to 1, so the texture is continuous and periodic. Because the four tiles differ,
+    no mirror, rotation or half translation maps it onto itself.
+    'mirror': the picture (R, R) read through the triangle wave tri(t) = 1 - |1 - 2 (t mod 1)|.
+    Continuous, but symmetric under u_k -> -u_k and creased on the lines u_k in Z / 2, so its
+    orbit average has extra symmetry (for pg and p4 it is invariant under all of W)."""
+    if periodization not in PERIODIZATIONS:
+        raise ValueError(f"unknown periodization {periodization!r}; valid: {', '.join(PERIODIZATIONS)}")
+    if image.ndim != 2:
+        raise ValueError(f"image must have shape (H, W), got {tuple(image.shape)}")
+    unit = ((0.0, 1.0), (0.0, 1.0))
+    if periodization == "mirror":
+        return PixelBase(unit, image[None].to(u))(1 - (1 - 2 * (u - torch.floor(u))).abs())
+    h, w = image.shape
+    if h % 2 or w % 2:
+        raise ValueError(f"'blend' needs an even-sized picture, got {tuple(image.shape)}")
+    s2 = torch.sin(math.pi * u) ** 2  # (..., 2) weights of the unshifted tiles per axis
+    out = 0.0
+    for s1 in (0, 1):
+        for s2_ in (0, 1):
+            tile = image[s1 * h // 2:(s1 + 1) * h // 2, s2_ * w // 2:(s2_ + 1) * w // 2]  # (R, R)
+            shifted = u + torch.tensor([s1 / 2, s2_ / 2], dtype=u.dtype, device=u.device)
+            weight = (s2[..., 0] if s1 == 0 else 1 - s2[..., 0]) * (s2[..., 1] if s2_ == 0 else 1 - s2[..., 1])
+            out = out + weight[..., None] * PixelBase(unit, tile[None].to(u))(shifted - torch.floor(shifted))
+    return out
+
+
+def symmetric_target(group_name: str, image: torch.Tensor, u: torch.Tensor, periodization: str = "blend") -> torch.Tensor:
+    """A continuous G-invariant target: the periodic picture (`periodic_picture`) averaged
+    over the orbit of G, (..., 2) -> (..., 1)."""
     group = get_group(group_name)
-    pix = PixelBase(((0.0, 1.0), (0.0, 1.0)), image[None].to(u))
     orb = group.orbit(u)  # (..., P, 2)
-    tri = 1 - (1 - 2 * (orb - torch.floor(orb))).abs()
-    return pix(tri).mean(-2)  # (..., 1)
+    return periodic_picture(image, orb, periodization).mean(-2)  # (..., 1)
 
 
 # ------------------------------------------------------------------ invariance / continuity
@@ -122,7 +157,7 @@ def run_fitting(config: PlanarSymmetryConfig, seed: int = 0, groups: tuple[str, 
     held-out offset grid, and on the training pixels. `resolution` (default
     `config.grid_resolution`) sets how Eq. 3's base reads the grid resolution."""
     device = resolve_device(config.device)
-    image = load_image(config.image, 64)
+    image = load_image(config.image, 128)  # four 64 x 64 tiles for the seamless texture
     res = FitResult()
     u_train = cell_grid(config.fit_res, device).reshape(-1, 2)  # (N, 2)
     u_eval = cell_grid(config.eval_res, device, offset=0.25).reshape(-1, 2)
@@ -166,7 +201,7 @@ def run_topology(config: PlanarSymmetryConfig, seed: int = 0) -> TopologyResult:
     term lambda log J(rho). Connectivity of rho > 1/2 is checked by a periodic flood fill."""
     n, group = config.topo_n, get_group(config.topo_group)
     u = cell_grid(n).reshape(-1, 2)  # element centres (CPU: the FE solve is scipy)
-    soft = symmetric_target(config.topo_group, load_image("coins", 64), u).reshape(n, n)
+    soft = symmetric_target(config.topo_group, load_image("coins", 64), u, "mirror").reshape(n, n)  # its mirrors lie in p4mm
     target = (soft > torch.quantile(soft, 0.6)).double()  # the 40% brightest: islands
     rho_out, score, comps = {}, {}, {}
     for label, lam in (("fit only", 0.0), ("fit + VTM", config.topo_weight)):

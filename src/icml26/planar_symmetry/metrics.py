@@ -59,3 +59,20 @@ def psnr(pred: torch.Tensor, target: torch.Tensor, data_range: float = 1.0) -> f
         raise ValueError(f"shape mismatch: {tuple(pred.shape)} vs {tuple(target.shape)}")
     mse = float(((pred - target) ** 2).mean())
     return 10 * math.log10(data_range ** 2 / max(mse, 1e-20))
+
+
+def effective_dimension(field: nn.Module, u: torch.Tensor) -> int:
+    """Rank of the design matrix d f(u_n) / d theta, shape (N, number of parameters): how many
+    independent functions a field that is linear in its parameters (the grid bases) can put on
+    the points u (N, 2). A capacity measure that counts what the symmetrization leaves usable,
+    unlike the parameter count."""
+    if not isinstance(u, torch.Tensor) or u.ndim != 2 or u.shape[-1] != 2:
+        raise ValueError(f"points must be a tensor of shape (N, 2), got {getattr(u, 'shape', type(u))}")
+    names, params = zip(*field.named_parameters())
+
+    def outputs(*p):
+        return torch.func.functional_call(field, dict(zip(names, p)), (u,)).reshape(-1)  # (N * C,)
+
+    jac = torch.autograd.functional.jacobian(outputs, tuple(p.detach() for p in params), vectorize=True)
+    J = torch.cat([j.reshape(j.shape[0], -1) for j in jac], 1)  # (N * C, number of parameters)
+    return int(torch.linalg.matrix_rank(J))
