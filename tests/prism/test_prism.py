@@ -146,6 +146,31 @@ def test_matched_parameters():
     assert h["embedding"] == t["embedding"] == 20 * cfg.d_model
 
 
+def test_rotary_scores_depend_only_on_relative_position():
+    from icml26.prism.models import rotary
+    g = torch.Generator().manual_seed(3)
+    q, k = torch.randn(1, 1, 12, 8, generator=g), torch.randn(1, 1, 12, 8, generator=g)
+    qq, kk = q[..., :1, :].expand_as(q), k[..., :1, :].expand_as(k)  # the same vector at every position
+    s = rotary(qq) @ rotary(kk).transpose(-1, -2)  # (1, 1, L, L)
+    for shift in range(1, 4):  # score(p, r) == score(p + shift, r + shift)
+        assert torch.allclose(s[..., :-shift, :-shift], s[..., shift:, shift:], atol=1e-5)
+    assert not torch.allclose(s[..., 0, 1], s[..., 0, 2])  # but it does depend on p - r
+    assert torch.allclose(rotary(q).norm(dim=-1), q.norm(dim=-1), atol=1e-5)  # a rotation: norms kept
+    assert torch.allclose(rotary(q)[..., 0, :], q[..., 0, :])  # position 0 is not rotated
+
+
+def test_rotary_layer_shapes_order_and_bad_head_size():
+    from icml26.prism.models import RotaryEncoderLayer
+    torch.manual_seed(0)
+    layer = RotaryEncoderLayer(16, 2, 32).eval()
+    x = torch.randn(2, 6, 16)
+    y = layer(x)
+    assert y.shape == x.shape
+    assert not torch.allclose(layer(x.flip(1)).flip(1), y, atol=1e-4)  # RoPE makes order matter
+    with pytest.raises(ValueError, match="even size"):
+        RotaryEncoderLayer(12, 4, 16)  # head size 3
+
+
 def test_project_unit():
     z = rand_complex(3, 4, 5)
     assert torch.allclose(project_unit(z).abs(), torch.ones(3, 4, 5), atol=1e-6)

@@ -3,9 +3,10 @@
 - `PrismLM`: PRISM-pure, DynamicRoSE -> N GHC layers -> norm -> bridge -> tied head (no attention).
 - `PrismHybridLM`: the same wave stream, then the "periscope" GELU(LN(W [bridge; e])) that
   fuses it with the real particle embedding, then standard attention layers, then the tied head.
-- `TransformerLM`: the baseline, `torch.nn.TransformerEncoderLayer` blocks (pre-LN, GELU)
-  with sinusoidal positions, its FFN width solved so that its non-embedding parameters
-  match the hybrid's (`matched_ffn_dim`).
+- `TransformerLM`: the baseline, pre-LN encoder blocks (GELU FFN) whose attention carries
+  position by rotary embedding (RoPE), as the official code's x-transformers encoders do;
+  its FFN width is solved so that its non-embedding parameters match the hybrid's
+  (`matched_ffn_dim`). The hybrid's attention layer is the same block.
 All heads are tied to the real token embedding E; "embedding" parameters = E only.
 """
 
@@ -15,6 +16,7 @@ import math
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from .config import PrismConfig
 from .interventions import Intervention, intervene_complex, intervene_real
@@ -77,8 +79,48 @@ class PrismLM(nn.Module):
         return self.bridge(z) @ self.embedding.weight.T + self.out_bias
 
 
-def _attention_layer(d: int, heads: int, ffn: int, dropout: float) -> nn.TransformerEncoderLayer:
-    return nn.TransformerEncoderLayer(d, heads, ffn, dropout, activation="gelu", batch_first=True, norm_first=True)
+def rotary(x: torch.Tensor, base: float = 10000.0) -> torch.Tensor:
+    """Rotary position embedding (RoPE, Su et al. 2021) of queries or keys x (B, H, L, Dh):
+    each pair of channels (2m, 2m+1) at position p is rotated by the angle p * base^(-2m/Dh),
+    so that the score q_p . k_r depends on the positions only through p - r."""
+    L, Dh = x.shape[-2], x.shape[-1]
+    if Dh % 2:
+        raise ValueError(f"rotary embedding needs an even head dimension, got {Dh}")
+    inv_freq = base ** (-torch.arange(0, Dh, 2, device=x.device, dtype=torch.float32) / Dh)  # (Dh/2,)
+    angle = torch.arange(L, device=x.device, dtype=torch.float32)[:, None] * inv_freq  # (L, Dh/2)
+    cos, sin = angle.cos().to(x.dtype), angle.sin().to(x.dtype)
+    x1, x2 = x[..., 0::2], x[..., 1::2]  # (B, H, L, Dh/2) each
+    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1).flatten(-2)  # (B, H, L, Dh)
+
+
+class RotaryEncoderLayer(nn.Module):
+    """Pre-LN Transformer encoder block with RoPE in the attention (the official code's
+    x-transformers `Encoder(rotary_pos_emb=True)` layers; PyTorch's `nn.TransformerEncoderLayer`
+    has no rotary option). x -> x + Attn(LN(x)) -> x + FFN(LN(x)), FFN = W2 GELU(W1 .).
+    Same parameter layout as `nn.TransformerEncoderLayer`: fused q/k/v and output
+    projections with biases, the FFN, two LayerNorms."""
+
+    def __init__(self, d: int, n_heads: int, ffn: int, dropout: float = 0.0):
+        super().__init__()
+        if d % n_heads or (d // n_heads) % 2:
+            raise ValueError(f"d={d} must split into n_heads={n_heads} heads of even size (rotary embedding)")
+        self.n_heads, self.dropout = n_heads, dropout
+        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.out_proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.ffn = nn.Sequential(nn.Linear(d, ffn), nn.GELU(), nn.Dropout(dropout), nn.Linear(ffn, d))
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, L, d = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(B, L, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
+        # q, k, v: (B, H, L, Dh); bidirectional attention (a masked-token encoder)
+        a = F.scaled_dot_product_attention(rotary(q), rotary(k), v, dropout_p=self.dropout if self.training else 0.0)
+        x = x + self.drop(self.out_proj(a.transpose(1, 2).reshape(B, L, d)))  # (B, H, L, Dh) -> (B, L, d)
+        return x + self.drop(self.ffn(self.norm2(x)))
+
+
+def _attention_layer(d: int, heads: int, ffn: int, dropout: float) -> RotaryEncoderLayer:
+    return RotaryEncoderLayer(d, heads, ffn, dropout)
 
 
 class PrismHybridLM(nn.Module):
@@ -108,17 +150,9 @@ class PrismHybridLM(nn.Module):
         return self.final_ln(h) @ self.embedding.weight.T + self.out_bias
 
 
-def sinusoidal_positions(seq_len: int, d: int, device=None) -> torch.Tensor:
-    """The fixed sinusoidal position code of Vaswani et al. (no parameters). (L, d)."""
-    p = torch.arange(seq_len, device=device, dtype=torch.float32)[:, None]
-    w = 10000.0 ** (-torch.arange(0, d, 2, device=device, dtype=torch.float32) / d)  # (d/2,)
-    pe = torch.zeros(seq_len, d, device=device)
-    pe[:, 0::2], pe[:, 1::2] = torch.sin(p * w), torch.cos(p * w)
-    return pe
-
-
 class TransformerLM(nn.Module):
-    """Real-valued baseline: E[x] * sqrt(d) + PE -> pre-LN encoder layers -> LN -> tied head."""
+    """Real-valued baseline: E[x] * sqrt(d) -> pre-LN encoder layers with rotary position
+    embedding (as the official x-transformers baseline) -> LN -> tied head."""
 
     def __init__(self, vocab_size: int, d: int, depth: int, n_heads: int, ffn: int, dropout: float = 0.0):
         super().__init__()
@@ -135,7 +169,7 @@ class TransformerLM(nn.Module):
 
     def forward(self, tokens: torch.Tensor, intervention: Intervention = NO_INTERVENTION) -> torch.Tensor:
         _check_tokens(tokens, self.vocab_size)
-        h = self.embed(tokens) * math.sqrt(self.d) + sinusoidal_positions(tokens.shape[1], self.d, tokens.device)
+        h = self.embed(tokens) * math.sqrt(self.d)  # (B, L, d); positions enter inside attention (RoPE)
         h = intervene_real(h, intervention, 0)
         for k, layer in enumerate(self.layers, start=1):
             h = intervene_real(layer(h), intervention, k)
@@ -150,7 +184,7 @@ def count_params(model: nn.Module) -> dict[str, int]:
 
 
 def _attn_layer_params(d: int, ffn: int) -> int:
-    """Parameters of one nn.TransformerEncoderLayer: in/out projections, FFN, two LayerNorms."""
+    """Parameters of one RotaryEncoderLayer: q/k/v and output projections, FFN, two LayerNorms."""
     return (3 * d * d + 3 * d) + (d * d + d) + (d * ffn + ffn) + (ffn * d + d) + 4 * d
 
 
