@@ -56,6 +56,8 @@ def test_zero_success_groups_get_gradient_only_under_asymmetric_schemes():
         assert torch.isfinite(A).all() and bool((A < 0).all()), s  # every sampled wrong answer is pushed down
         assert torch.allclose(A, -torch.ones_like(A)), s
     assert not bool(informative_groups(zero).any()) and not bool(informative_groups(full).any())
+    for s in ("linear", "sqrt", "plateau"):  # w(1) = 0: an all-correct group gets no gradient (no clamp leak)
+        assert float(group_advantages(full, s).abs().max()) == 0.0, s
 
 
 def test_effective_weight_symmetry():

@@ -85,8 +85,8 @@ def claim_figures(part_b: dict[str, list[RLHistory]], part_c: dict[str, list[RLH
     final = {s: float(np.mean([h.accuracy[-1] for h in hs])) for s, hs in part_c.items()}
     gap = final["sqrt"] - final["grpo"]
     measured = {"steps_to_target_grpo": round(steps["grpo"] / 10) * 10, "steps_sqrt": round(steps["sqrt"] / 10) * 10,
-                "steps_linear": round(steps["linear"] / 10) * 10, "ratio_sqrt_vs_grpo": round(ratio_sqrt, 1),
-                "ratio_linear_vs_grpo": round(ratio_lin, 1), "post_sft_acc_grpo": round(final["grpo"], 1),
+                "steps_linear": round(steps["linear"] / 10) * 10, "ratio_sqrt_vs_grpo": round(ratio_sqrt, 2),
+                "ratio_linear_vs_grpo": round(ratio_lin, 2), "post_sft_acc_grpo": round(final["grpo"], 1),
                 "post_sft_acc_sqrt": round(final["sqrt"], 1)}
     checks = {"Sqrt-R faster than GRPO from scratch": bool(ratio_sqrt <= config.max_speed_ratio),
               "Linear-R faster than GRPO from scratch": bool(ratio_lin <= config.max_speed_ratio),

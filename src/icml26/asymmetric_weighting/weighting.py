@@ -92,8 +92,8 @@ def advantage_coefficients(scheme: str, rho_hat: torch.Tensor, n: int) -> tuple[
         return (1 - rho_hat) / (sigma + GRPO_EPS), rho_hat / (sigma + GRPO_EPS)
     if scheme == "linear":
         return (1 - rho_hat) / rho_c, torch.ones_like(rho_hat)
-    if scheme == "sqrt":
-        return torch.sqrt(one_minus) / rho_c, 1 / torch.sqrt(one_minus)
+    if scheme == "sqrt":  # a1 uses the unclamped 1 - rho_hat: w(1) = 0, so an all-correct group gets no push
+        return torch.sqrt(1 - rho_hat) / rho_c, 1 / torch.sqrt(one_minus)
     if scheme == "uniform":
         return 1 / rho_c, 1 / one_minus
     w = torch.clamp((1 - rho_hat) / (1 - PLATEAU_P0), max=1.0)
