@@ -5,6 +5,7 @@ import torch
 
 from icml26.grasp import (Question, ToolCallRejected, Vocab, get_config, ground_truth, group_advantages, grpo_loss,
                           neighbor_retrieval, oracle_trace, parse_text, run_code_batch, sample_question)
+from icml26.grasp.agent import build_policy, sft
 from icml26.grasp.env import encode_traces
 
 V = Vocab(32)
@@ -113,3 +114,18 @@ def test_bad_configs():
         Vocab(2)
     with pytest.raises(ValueError, match="not in the protocol vocabulary"):
         V.encode("hello world")
+
+
+def test_sft_blind_tasks_subset_and_per_mode_pools():
+    with pytest.raises(ValueError, match="sft_blind_tasks"):
+        get_config("smoke", sft_blind_tasks=("diameter",))
+    with pytest.raises(ValueError, match="sft_blind_tasks"):
+        get_config("smoke", sft_blind_tasks=())
+    cfg = get_config("smoke", sft_steps=2)
+    rng = np.random.default_rng(0)
+    pool = [sample_question(rng, 8, 0.3, cfg.max_id, ("common",)) for _ in range(4)]
+    model = build_policy(cfg, V, 0, torch.device("cpu"))
+    with pytest.raises(ValueError, match="no questions for mode"):
+        sft(model, V, {"visible": pool, "blind": []}, ["visible", "blind"], [0.5, 0.5], 1, 4, 1e-3, 0, "cpu")
+    losses = sft(model, V, {"visible": pool, "blind": pool[:1]}, ["visible", "blind"], [0.5, 0.5], 2, 4, 1e-3, 0, "cpu")
+    assert len(losses) == 2 and all(np.isfinite(losses))

@@ -30,19 +30,29 @@ def token_logprobs(model, ids: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
 
 
-def sft(model, vocab: Vocab, pool: list[Question], modes: list[str], probs: list[float], steps: int, batch: int,
+def sft(model, vocab: Vocab, pool, modes: list[str], probs: list[float], steps: int, batch: int,
         lr: float, seed: int, device, desc: str = "SFT") -> list[float]:
-    """Phase A: masked next-token NLL on oracle traces (only model tokens count)."""
+    """Phase A: masked next-token NLL on oracle traces (only model tokens count).
+    `pool` is a list of questions shared by all modes, or a dict mode -> list (per-mode question pools)."""
     from icml26.common import progress
+    pools = pool if isinstance(pool, dict) else {m: pool for m in modes}
+    empty = [m for m in modes if not pools.get(m)]
+    if empty:
+        raise ValueError(f"SFT has no questions for mode(s) {empty}")
     rng = np.random.default_rng(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 20) * max(0.05, 1 - s / steps))
     losses = []
     model.train()
     for _ in progress(range(steps), desc=desc, leave=False):
-        idx = rng.integers(len(pool), size=batch)
-        ms = rng.choice(modes, size=batch, p=probs)
-        ids, mask = encode_traces(vocab, [oracle_trace(pool[i], m) for i, m in zip(idx, ms)], device)
+        if isinstance(pool, dict):
+            ms = rng.choice(modes, size=batch, p=probs)
+            qs = [pools[m][int(rng.integers(len(pools[m])))] for m in ms]
+        else:  # one shared pool
+            idx = rng.integers(len(pool), size=batch)
+            ms = rng.choice(modes, size=batch, p=probs)
+            qs = [pool[i] for i in idx]
+        ids, mask = encode_traces(vocab, [oracle_trace(q, m) for q, m in zip(qs, ms)], device)
         lp = token_logprobs(model, ids)  # (B, T-1)
         m = mask[:, 1:]
         loss = -(lp * m).sum() / m.sum()

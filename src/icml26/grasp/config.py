@@ -38,6 +38,9 @@ class GraspConfig:
     sft_batch: int = 32
     sft_lr: float = 3e-3
     blind_frac: float = 0.02  # fraction of structure-blind traces in SFT (rest: visible)
+    # tasks the few blind SFT traces are drawn from (stand-in for a pretrained model's generic tool-use
+    # prior); the blind policy for the other tasks is left to structure-blind GRPO, as in the paper
+    sft_blind_tasks: tuple[str, ...] = ("degree",)
     # Phase B: structure-blind GRPO (masked tool outputs)
     grpo_iters: int = 12
     grpo_questions: int = 8
@@ -86,6 +89,9 @@ def validate(cfg: GraspConfig) -> None:
     bad = [t for t in cfg.tasks if t not in TASKS]
     if bad or not cfg.tasks:
         raise ValueError(f"unknown tasks {bad}; valid: {TASKS}")
+    bad = [t for t in cfg.sft_blind_tasks if t not in cfg.tasks]
+    if bad or (cfg.blind_frac > 0 and not cfg.sft_blind_tasks):
+        raise ValueError(f"sft_blind_tasks must be a non-empty subset of tasks {cfg.tasks}, got {cfg.sft_blind_tasks}")
     if not 0.0 <= cfg.blind_frac <= 1.0:
         raise ValueError(f"blind_frac must be in [0, 1], got {cfg.blind_frac}")
     if cfg.group < 2:

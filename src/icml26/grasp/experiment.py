@@ -64,9 +64,11 @@ def run_seed(cfg, seed: int, device) -> SeedResult:
     pool = [sampler(rng) for _ in range(2048)]
     tests = {n: eval_set(cfg, n, seed) for n in cfg.test_sizes}
     n0 = cfg.test_sizes[0]
-    # Phase A: SFT on oracle probe-then-code traces (mostly visible)
+    # Phase A: SFT on oracle traces: visible for all tasks, a few blind ones only for `sft_blind_tasks`
     agent = build_policy(cfg, vocab, seed, device)
-    sft_loss = sft(agent, vocab, pool, ["visible", "blind"], [1 - cfg.blind_frac, cfg.blind_frac],
+    sft_pools = {"visible": pool, "blind": [q for q in pool if q.task in cfg.sft_blind_tasks]}
+    modes, probs = (["visible", "blind"], [1 - cfg.blind_frac, cfg.blind_frac]) if cfg.blind_frac > 0 else (["visible"], [1.0])
+    sft_loss = sft(agent, vocab, sft_pools, modes, probs,
                    cfg.sft_steps, cfg.sft_batch, cfg.sft_lr, seed, device, desc="SFT agent")
     blind_before, probe_before, _ = agent_eval(agent, vocab, tests[n0], "blind", cfg)
     # Phase B: structure-blind GRPO
