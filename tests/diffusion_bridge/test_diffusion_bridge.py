@@ -14,7 +14,7 @@ from icml26.diffusion_bridge.bridge import (BridgeDenoiser, EnsembleMLP, bridge_
 from icml26.diffusion_bridge.data import downsample, pairing_pools, upsample_nearest
 from icml26.diffusion_bridge.experiment import (claim_figures, rbf_mmd, run_experiment, toy_coupling_scores,
                                                 train_ensemble, prepare)
-from icml26.diffusion_bridge.sdb import marginal_matching_loss, wta_capacity_assignment
+from icml26.diffusion_bridge.sdb import marginal_matching_loss, wta_bridge_loss, wta_capacity_assignment
 
 
 @pytest.mark.parametrize("t, w_T, var", [(1e-6, 0.0, 0.0), (0.5, 0.25, 0.1875), (1.0, 1.0, 0.0)])
@@ -100,6 +100,35 @@ def test_marginal_matching_prevents_collapse_and_gradient_only_through_samples()
     assert float(marginal_matching_loss(real.clone(), real)) < 1e-10  # perfect marginal fit: 0
 
 
+class PredictCondition(torch.nn.Module):
+    """D(z_t, t, z_T) = z_T + b: its bridge loss for a pseudo-pair (z0, zT) is ||zT + b - z0||^2,
+    whatever t and the noise are, so the WTA winner can be computed by hand."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.b = torch.nn.Parameter(torch.zeros(d))
+
+    def forward(self, zt, t, zT):
+        return zT + self.b
+
+
+@pytest.mark.parametrize("capacity", [1, 2, 6])
+def test_wta_bridge_loss_picks_capacity_constrained_winners(capacity):
+    g = torch.Generator().manual_seed(3)
+    z0, src = torch.randn(1, 6, 2, generator=g), torch.randn(1, 6, 2, generator=g)
+    den = PredictCondition(2)
+    loss = wta_bridge_loss(den, z0, src, n_candidates=6, capacity=capacity, t_min=0.01, t_max=0.99, gen=g)
+    cost = (torch.cdist(z0[0], src[0]) ** 2).numpy()  # all sources are candidates (K = B')
+    best = min(sum(cost[i, p[i]] for i in range(6)) for p in itertools.product(range(6), repeat=6)
+               if np.bincount(p, minlength=6).max() <= capacity) / 6
+    assert abs(float(loss[0].detach()) - best) < 1e-4
+    if capacity == 6:  # unconstrained: every target takes its nearest condition
+        assert abs(float(loss[0].detach()) - cost.min(1).mean()) < 1e-4
+    loss.sum().backward()  # the gradient flows through the winners' bridge loss only
+    pi = wta_capacity_assignment(cost, capacity)
+    assert torch.allclose(den.b.grad, 2 * (src[0, pi] - z0[0]).mean(0), atol=1e-5)
+
+
 def test_pairing_pools_have_no_hidden_pairs():
     for rho in (0.0, 0.05, 1.0):
         p = pairing_pools(100, rho, 0)
@@ -134,6 +163,10 @@ def test_bad_input_rejected():
         get_config("smoke", capacity=0)
     with pytest.raises(ValueError):
         get_config("smoke", t_max=1.0)
+    with pytest.raises(ValueError, match="mm_form"):
+        get_config("smoke", mm_form="gan")
+    with pytest.raises(ValueError, match="n_candidates"):
+        wta_bridge_loss(PredictCondition(2), torch.zeros(1, 4, 2), torch.zeros(1, 3, 2), 5, 2, 0.01, 0.99)
     with pytest.raises(ValueError):
         wta_capacity_assignment(np.zeros((5, 2)), 2)
     with pytest.raises(ValueError):

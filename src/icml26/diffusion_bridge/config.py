@@ -35,13 +35,19 @@ class BridgeConfig:
     train_sampler_steps: int = 2  # differentiable sampler steps inside the SDB losses
     eval_sampler_steps: int = 10
     warmup_frac: float = 0.3  # SDB constraint weights ramp up from 0 over this fraction of steps
-    # loss weights: (pair, marginal matching, endpoint cycle, trajectory cycle) and predictive loss
+    # loss weights: (pair, marginal matching, endpoint cycle, trajectory cycle), all 1 as in the
+    # paper's Eq. 10, and LDDBM's predictive loss
     w_pair: float = 1.0
     w_mm: float = 1.0
-    w_cyc_end: float = 0.5
-    w_cyc_traj: float = 0.5
+    w_cyc_end: float = 1.0
+    w_cyc_traj: float = 1.0
     w_pred: float = 0.1
-    capacity: int = 1  # kappa: how many generated samples one real target may win
+    # marginal matching: 'wta_dsm' (paper: K candidate conditions per real target, the winner by bridge
+    # loss, each condition wins at most C_y = capacity targets) or 'output_ot' (earlier reconstruction:
+    # sampled outputs assigned to real targets, each target won at most `capacity` times)
+    mm_form: str = "wta_dsm"
+    wta_candidates: int = 8  # K (not given in what we could read of the paper)
+    capacity: int = 2  # C_y = 2 as in the paper
     # runs
     rhos_sdb: tuple[float, ...] = (0.0, 0.05, 0.1, 1.0)
     rhos_paired: tuple[float, ...] = (0.05, 0.1, 1.0)
@@ -65,6 +71,10 @@ class BridgeConfig:
             raise ValueError("sampler step counts must be >= 1")
         if self.capacity < 1:
             raise ValueError(f"capacity kappa must be >= 1, got {self.capacity}")
+        if self.mm_form not in ("wta_dsm", "output_ot"):
+            raise ValueError(f"mm_form must be 'wta_dsm' or 'output_ot', got {self.mm_form!r}")
+        if not 1 <= self.wta_candidates <= self.batch:
+            raise ValueError(f"wta_candidates must lie in [1, batch={self.batch}], got {self.wta_candidates}")
         for r in (*self.rhos_sdb, *self.rhos_paired):
             if not 0.0 <= r <= 1.0:
                 raise ValueError(f"pairing fractions must lie in [0, 1], got {r}")

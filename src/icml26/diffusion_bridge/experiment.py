@@ -15,7 +15,7 @@ from icml26.common import Timer, progress, resolve_device
 from .bridge import AutoEncoder, BridgeDenoiser, sample_translation, train_autoencoder
 from .config import BridgeConfig
 from .data import Digits, draw, load_data, pairing_pools, stack_pools, upsample_nearest
-from .sdb import endpoint_cycle_loss, marginal_matching_loss, paired_loss, trajectory_cycle_loss
+from .sdb import endpoint_cycle_loss, marginal_matching_loss, paired_loss, trajectory_cycle_loss, wta_bridge_loss
 
 CLAIM = ("With few pairs, marginal matching + cycle constraints beat the same latent bridge trained on pairs alone "
          "and approach fully paired quality; with no pairs SDB still lands on the target distribution")
@@ -61,12 +61,17 @@ class Ensemble:
 
 def train_ensemble(setup: Setup, config: BridgeConfig, kind: str, rhos, seeds, use_mm: bool = True,
                    use_cyc_end: bool = True, use_cyc_traj: bool = True, capacity: int | None = None,
-                   steps: int | None = None, show_progress: bool = True) -> Ensemble:
+                   steps: int | None = None, show_progress: bool = True, mm_form: str | None = None) -> Ensemble:
     """Train `kind` = 'sdb' (both directions; L = w_pair L_pair + ramp (w_mm L_MM + w_e L_end +
     w_tau L_traj)) or 'paired' (Y->X bridge + predictive loss on the pairs only) for every
-    (rho, seed) in one batched pass. Members are independent networks."""
+    (rho, seed) in one batched pass. Members are independent networks. `mm_form` picks the
+    marginal-matching term: 'wta_dsm' (the paper's: bridge loss of the winning candidate condition)
+    or 'output_ot' (our earlier reconstruction: sampled outputs assigned to real targets)."""
     if kind not in ("sdb", "paired"):
         raise ValueError(f"kind must be 'sdb' or 'paired', got {kind!r}")
+    mm_form = config.mm_form if mm_form is None else mm_form
+    if mm_form not in ("wta_dsm", "output_ot"):
+        raise ValueError(f"mm_form must be 'wta_dsm' or 'output_ot', got {mm_form!r}")
     members = [(float(r), int(s)) for r in rhos for s in seeds]
     if not members:
         raise ValueError("need at least one (rho, seed)")
@@ -105,7 +110,11 @@ def train_ensemble(setup: Setup, config: BridgeConfig, kind: str, rhos, seeds, u
                 x_hat = sample_translation(den_yx, zT_u, K, tmax, tmin)
                 y_hat = sample_translation(den_xy, z0_u, K, tmax, tmin)
                 extra = torch.zeros(M, device=dev)
-                if use_mm:
+                if use_mm and mm_form == "wta_dsm":  # both directions: targets z0_u (Y->X), zT_u (X->Y)
+                    extra = extra + config.w_mm * (
+                        wta_bridge_loss(den_yx, z0_u, zT_u, config.wta_candidates, capacity, tmin, tmax, gen)
+                        + wta_bridge_loss(den_xy, zT_u, z0_u, config.wta_candidates, capacity, tmin, tmax, gen))
+                elif use_mm:
                     extra = extra + config.w_mm * (marginal_matching_loss(x_hat, z0_u, capacity)
                                                    + marginal_matching_loss(y_hat, zT_u, capacity))
                 if use_cyc_end:

@@ -1,5 +1,6 @@
-"""Structured Diffusion Bridge objectives (our reconstruction, see the chapter's deviations):
-winner-takes-all marginal matching with a capacity constraint, endpoint and trajectory cycle
+"""Structured Diffusion Bridge objectives (see the chapter's deviations for what is the paper's and
+what is ours): winner-takes-all marginal matching with a capacity constraint (the paper's form over
+candidate conditions, and the earlier output-level reconstruction), endpoint and trajectory cycle
 consistency, and the optional paired heuristic (LDDBM's bridge + predictive loss)."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from .bridge import sample_bridge, sample_translation
+from .bridge import bridge_mean_std, sample_bridge, sample_translation
 
 
 def wta_capacity_assignment(cost: np.ndarray | torch.Tensor, capacity: int = 1) -> np.ndarray:
@@ -34,8 +35,9 @@ def wta_capacity_assignment(cost: np.ndarray | torch.Tensor, capacity: int = 1) 
 
 
 def marginal_matching_loss(z_gen: torch.Tensor, z_real: torch.Tensor, capacity: int = 1) -> torch.Tensor:
-    """L_MM per member: (1/B) sum_i ||z_gen_i - z_real_{pi*(i)}||^2 with pi* fixed (no gradient
-    through the assignment). Inputs (M, B, d); returns (M,)."""
+    """Output-level marginal matching (our earlier reconstruction, `mm_form='output_ot'`):
+    (1/B) sum_i ||z_gen_i - z_real_{pi*(i)}||^2 with pi* fixed (no gradient through the
+    assignment). Inputs (M, B, d); returns (M,)."""
     if z_gen.ndim != 3 or z_real.ndim != 3 or z_gen.shape[0] != z_real.shape[0] or z_gen.shape[2] != z_real.shape[2]:
         raise ValueError(f"expected (M, B, d) and (M, B', d), got {tuple(z_gen.shape)}, {tuple(z_real.shape)}")
     with torch.no_grad():
@@ -44,6 +46,44 @@ def marginal_matching_loss(z_gen: torch.Tensor, z_real: torch.Tensor, capacity: 
         pi = torch.as_tensor(np.stack(pis), device=z_gen.device)  # (M, B)
     matched = torch.gather(z_real, 1, pi[..., None].expand(-1, -1, z_real.shape[2]))  # (M, B, d)
     return ((z_gen - matched) ** 2).sum(-1).mean(-1)
+
+
+def wta_bridge_loss(denoiser, z0: torch.Tensor, zT_pool: torch.Tensor, n_candidates: int, capacity: int,
+                    t_min: float, t_max: float, gen: torch.Generator | None = None) -> torch.Tensor:
+    """Marginal matching in the paper's form (WTA over conditions, Eq. 10's L_DSM term).
+
+    For each real target z0_j (unpaired) draw K candidate conditions from the unpaired source batch
+    `zT_pool`, score every pseudo-pair (z0_j, z_T^k) by the bridge (denoising) loss with one shared
+    (t, eps) per target, and keep the winner k* = argmin_k: the condition the bridge currently
+    explains best. Capacity: one source may win at most `capacity` targets (C_y; stops a few
+    conditions from explaining every target), solved exactly as an assignment. Only the winners'
+    bridge loss carries gradient. z0 (M, B, d), zT_pool (M, B', d); returns (M,).
+    """
+    if z0.ndim != 3 or zT_pool.ndim != 3 or z0.shape[0] != zT_pool.shape[0] or z0.shape[2] != zT_pool.shape[2]:
+        raise ValueError(f"expected (M, B, d) and (M, B', d), got {tuple(z0.shape)}, {tuple(zT_pool.shape)}")
+    M, B, d = z0.shape
+    Bs = zT_pool.shape[1]
+    if not 1 <= n_candidates <= Bs:
+        raise ValueError(f"n_candidates must lie in [1, {Bs}], got {n_candidates}")
+    dev = z0.device
+    t = t_min + (t_max - t_min) * torch.rand(M, B, 1, generator=gen, device=dev)  # one t per target
+    eps = torch.randn(M, B, d, generator=gen, device=dev)  # one noise per target (common to its candidates)
+    cand = torch.rand(M, B, Bs, generator=gen, device=dev).argsort(-1)[..., :n_candidates]  # (M, B, K) distinct
+    with torch.no_grad():
+        zT_c = torch.gather(zT_pool[:, None].expand(M, B, Bs, d), 2, cand[..., None].expand(-1, -1, -1, d))  # (M, B, K, d)
+        z0_c, t_c = z0[:, :, None].expand_as(zT_c), t[:, :, None].expand(M, B, n_candidates, 1)
+        mu, s = bridge_mean_std(z0_c, zT_c, t_c)
+        zt_c = mu + s * eps[:, :, None]
+        flat = lambda a: a.reshape(M, B * n_candidates, a.shape[-1])  # noqa: E731  (M, B, K, .) -> (M, B K, .)
+        err = ((denoiser(flat(zt_c), flat(t_c), flat(zT_c)) - flat(z0_c)) ** 2).sum(-1).reshape(M, B, n_candidates)
+        cost = torch.full((M, B, Bs), 1e6, device=dev)  # non-candidates: (almost) forbidden
+        cost.scatter_(2, cand, err)
+        cost = cost.cpu().numpy()
+        win = torch.as_tensor(np.stack([wta_capacity_assignment(cost[m], capacity) for m in range(M)]), device=dev)  # (M, B)
+    zT_w = torch.gather(zT_pool, 1, win[..., None].expand(-1, -1, d))  # (M, B, d) the winning conditions
+    mu, s = bridge_mean_std(z0, zT_w, t)
+    z0_hat = denoiser(mu + s * eps, t, zT_w)
+    return ((z0_hat - z0) ** 2).sum(-1).mean(-1)
 
 
 def bridge_loss(denoiser, z0: torch.Tensor, zT: torch.Tensor, t_min: float, t_max: float,
