@@ -7,7 +7,8 @@ Components (paper Sec. "Task-Aware Mechanism", reconstructed in shared/papers/ta
 3. `SoftMoEEncoder`: soft-gated mixture of E SigLIP experts, V = sum_e w_e Enc_e(x),
    w = softmax(G [p ; pool(x)]).
 4. Hard-gated resolution-specific projectors P_r (top-1; exactly one runs per sample).
-5. A tiny Qwen2 decoder reads [Z ; q] and answers from its last query token.
+5. A tiny Qwen2 decoder reads [q ; Z] and answers from the mean of its visual positions
+   (the paper's LLM reads [Z ; q] and answers after the query; see the chapter's deviations).
 """
 
 from __future__ import annotations
