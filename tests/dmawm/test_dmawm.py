@@ -8,7 +8,8 @@ import torch
 from icml26.dmawm import Actor, FollowTheScout, ModelState, WorldModel, get_config, imagine, kl_balanced, lambda_return
 from icml26.dmawm.config import METHODS
 from icml26.dmawm.env import N_ACTIONS, OBS_DIM
-from icml26.dmawm.experiment import claim_figures, dream_vs_reality, make_agents, rollout, train_method
+from icml26.dmawm.experiment import (SCRIPTS, claim_figures, dream_vs_reality, imagination_diagnostic, make_agents,
+                                     rollout, train_method)
 
 torch.set_num_threads(1)
 
@@ -126,6 +127,12 @@ def test_smoke_run_and_criterion():
     assert len(checks) == 4 and "probe DMAWM" in measured
     d = dream_vs_reality(cfg, results["dmawm"][0], goal=1)
     assert d["real"].shape == d["dream"].shape == (cfg.episode_len + 1, 2)
+    diag = imagination_diagnostic(cfg, results["joint"][0], n=32)
+    assert set(diag) == {"reward_r2"} | {f"{k} {s}" for k in ("imagined", "real") for s in SCRIPTS}
+    # ground truth of the task: moving toward the active site beats staying, which beats moving away
+    assert diag["real toward"] > diag["real stay"] > diag["real away"]
+    with pytest.raises(ValueError, match="n must be"):
+        imagination_diagnostic(cfg, results["joint"][0], n=1)
     # the criterion can fail and can pass
     fake = lambda p, s, ir, rr: {"final": {"probe": p, "success": s, "imagined_return": ir, "real_return": rr}}
     good = {"dmawm": [fake(0.5, 0.8, 1.0, 1.0)], "joint": [fake(1.0, 0.3, 2.0, 0.0)]}

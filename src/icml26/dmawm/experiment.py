@@ -134,10 +134,12 @@ def train_method(config: DMAWMConfig, method: str, seed: int = 0, device=None, s
             torch.nn.utils.clip_grad_norm_(wm.parameters(), 100.0); opt_wm.step()
         wm.requires_grad_(False)
         for _ in range(config.ac_updates):
-            b = replay.sample(max(1, config.imag_starts // (config.episode_len + 1)), gen)
+            b = replay.sample(max(1, config.imag_starts // config.episode_len), gen)
             with torch.no_grad():
                 h, z, _ = wm.observe(b["obs"], b["prev_act"])
-            start = ModelState(h.flatten(0, 1), z.flatten(0, 1))  # (B*(T+1), N, .) every real step
+            # start from every non-terminal real step t = 0..T-1: a dream from the terminal step would run
+            # past the episode's end, into states the world model never saw
+            start = ModelState(h[:, :-1].flatten(0, 1), z[:, :-1].flatten(0, 1))  # (B*T, N, .)
             traj = imagine(wm, actor, start, config.horizon)
             a_loss, c_loss, ac_logs = actor_critic_losses(traj, critic, config.gamma, config.lam, config.entropy)
             opt_a.zero_grad(); opt_c.zero_grad(); (a_loss + c_loss).backward()
@@ -197,6 +199,46 @@ def claim_figures(results: dict[str, list[dict]], config: DMAWMConfig) -> tuple[
     claim = ("A disentangled world model keeps each agent's latent free of others' private information, "
              "so policies learned in imagination transfer to decentralized execution better than with a joint latent")
     return claim, measured, checks
+
+
+SCRIPTS = ("toward", "away", "stay")  # open-loop team moves used by `imagination_diagnostic`
+
+
+@torch.no_grad()
+def imagination_diagnostic(config: DMAWMConfig, run: dict, n: int = 512, seed: int = 0) -> dict:
+    """Does the world model's imagination know where the goal is? (A diagnosis of the control half of
+    the check, not part of the paper's method.) From the t=0 model states of `n` real episodes (the
+    training-time representation, as in `evaluate`), both agents repeat one scripted move for T steps,
+    open loop: horizontally "toward" the active site, "away" from it, or "stay". Returns, per script,
+    the mean imagined return (reward head along the dream) and the mean real return of the same moves
+    from the same start, plus the reward head's R^2 on real random-action episodes
+    (1 - MSE / Var(r), steps 1..T). A model that carries the scout's private goal must rank
+    toward > away in imagination as the real environment does."""
+    if n < 2:
+        raise ValueError(f"n must be >= 2 episodes, got {n}")
+    wm = run["wm"]
+    device = next(wm.parameters()).device
+    gen = torch.Generator().manual_seed(seed)
+    batch = rollout(make_env(config, n, device), wm, None, gen)  # random actions: broad state coverage
+    h, z, _ = wm.observe(batch["obs"], batch["prev_act"])
+    r_hat = wm.reward(torch.cat([h, z], -1))[:, 1:]  # (n, T)
+    r = batch["reward"][:, 1:]
+    out = {"reward_r2": float(1.0 - (r_hat - r).pow(2).mean() / r.var())}
+    toward = torch.where(batch["goal"] == 0, 1, 2)  # (n,): move left to site A, right to site B
+    moves = {"toward": toward, "away": 3 - toward, "stay": torch.zeros_like(toward)}
+    for name in SCRIPTS:
+        a = moves[name][:, None].expand(n, 2)  # (n, N): both agents make the same move
+        state = ModelState(h[:, 0], z[:, 0])
+        env = make_env(config, n, device)
+        env.reset(torch.Generator().manual_seed(seed))  # same goals and starts as `batch`
+        imag = real = torch.zeros(n, device=device)
+        for _ in range(config.episode_len):
+            state = wm.imagine_step(state, F.one_hot(a, N_ACTIONS).float())
+            imag = imag + wm.reward(state.x)
+            real = real + env.step(a)[1]
+        out[f"imagined {name}"] = imag.mean().item()
+        out[f"real {name}"] = real.mean().item()
+    return out
 
 
 @torch.no_grad()
