@@ -308,3 +308,91 @@ def test_tied_embeddings_collapse_prompt_means(tie):
         assert after > 0.9
     else:
         assert after < 0.6
+
+
+def test_extraction_masks_select_the_content_tokens(batch):
+    """App. B.1 on this corpus: R_proc = name, style, forbidden topic; U_proc = request, emotion
+    (no fillers), each inside its span."""
+    from icml26.kskt.data import FILL0, N_FILLERS, extraction_masks, model_inputs
+    ids = batch.input_ids
+    r, u = context_masks(ids)
+    rx, ux = extraction_masks(ids)
+    assert (rx.sum(1) == 3).all() and (ux.sum(1) == 2).all()
+    assert ((rx <= r) & (ux <= u)).all()
+    fill = (ids >= FILL0) & (ids < FILL0 + N_FILLERS)
+    assert (rx[fill] == 0).all() and (ux[fill] == 0).all()
+    picked = ids[ux > 0].view(-1, 2).sort(1).values
+    from icml26.kskt.data import ASK0, FEELS0
+    assert (picked[:, 0] == ASK0 + batch.topic).all() and (picked[:, 1] == FEELS0 + batch.emotion).all()
+    assert set(model_inputs(ids)) == {"role_mask", "user_mask", "role_extract", "user_extract"}
+
+
+def test_gather_rows_keeps_the_mean():
+    from icml26.kskt.model import gather_rows
+    x = torch.randn(3, 6, 4)
+    mask = torch.tensor([[0, 1, 1, 0, 1, 0], [1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]]).float()
+    rows, mean = gather_rows(x, mask)
+    assert rows.shape == (3, 3, 4)
+    assert torch.allclose(rows[0], x[0, [1, 2, 4]])
+    assert torch.allclose(rows[1, 0], x[1, 0]) and torch.allclose(rows[1, 1:], x[1, :1].expand(2, 4))
+    assert (rows[2] == 0).all()
+    assert torch.allclose(rows.mean(1), masked_mean(x, mask), atol=1e-6) and torch.allclose(mean, masked_mean(x, mask))
+
+
+@pytest.mark.parametrize("source", ["extracted", "span_mean"])
+def test_context_sources(batch, source):
+    from icml26.kskt.data import extraction_masks
+    from icml26.kskt.model import KSKTSpec
+    m = build_kskt(tiny_qwen3_config(VOCAB_SIZE, intermediate_size=32), KSKTSpec(context_source=source), seed=0)
+    ids = batch.input_ids
+    r, u = context_masks(ids)
+    rx, ux = extraction_masks(ids)
+    emb = m.lm.get_input_embeddings()(ids)
+    ctx = m.context(ids, r, u, emb, role_extract=rx, user_extract=ux)
+    if source == "extracted":
+        assert ctx.r_proc.shape == (8, 3, 64) and ctx.u_proc.shape == (8, 2, 64)
+        assert torch.allclose(ctx.u_bar, masked_mean(emb, ux)) and torch.allclose(ctx.r_bar, masked_mean(emb, rx))
+    else:  # the release's fallback: whole-span mean, repeated n_ctx times; extraction ignored
+        assert ctx.r_proc.shape == (8, 4, 64) and torch.allclose(ctx.u_bar, masked_mean(emb, u))
+    with torch.no_grad():
+        out = m(ids, r, u, force_system2=True, role_extract=rx, user_extract=ux)
+    assert torch.isfinite(out.logits).all() and torch.allclose(out.u_bar, ctx.u_bar)
+    with pytest.raises(ValueError, match="outside its span"):
+        m(ids, r, u, user_extract=rx)
+    with pytest.raises(ValueError, match="context_source"):
+        KSKTSpec(context_source="spacy")
+    with pytest.raises(ValueError, match="context_source"):
+        get_config("smoke", context_source="spacy")
+
+
+def test_release_schedule_restarts_each_phase(monkeypatch):
+    """schedule='release': each phase starts at its peak LR with a fresh AdamW and decays toward 0;
+    'v1' keeps one optimizer and a 10 % floor."""
+    from icml26.kskt import train as T
+    cfg = get_config("reduced")
+    lrs = [T.lr_at(i, cfg) for i in range(cfg.total_steps)]
+    starts = [0, cfg.phase_steps[0], cfg.phase_steps[0] + cfg.phase_steps[1]]
+    for ph, st in enumerate(starts[1:], 1):
+        assert lrs[st] == (ph, pytest.approx(cfg.lr * T.PHASE_LR_SCALE[ph]))
+        assert 0 < lrs[st - 1][1] < 0.05 * cfg.lr * T.PHASE_LR_SCALE[ph - 1]
+    v1 = get_config("reduced", schedule="v1")
+    assert T.lr_at(starts[1] - 1, v1)[1] == pytest.approx(0.1 * cfg.lr)
+    with pytest.raises(ValueError, match="schedule"):
+        get_config("smoke", schedule="cosine")
+    calls = []
+    orig = T.make_optimizer
+    monkeypatch.setattr(T, "make_optimizer", lambda m, c: calls.append(1) or orig(m, c))
+    smoke = get_config("smoke", device="cpu")
+    data = make_roleplay_data(64, seed=0)
+    from transformers import Qwen3ForCausalLM
+    lm = Qwen3ForCausalLM(tiny_qwen3_config(VOCAB_SIZE, num_layers=1, intermediate_size=16))
+    T.train_model(lm, data, data, smoke)
+    assert len(calls) == 3
+    calls.clear()
+    T.train_model(lm, data, data, get_config("smoke", device="cpu", schedule="v1"))
+    assert len(calls) == 1
+
+
+def test_late_pool_probe_runs(model, batch):
+    f = E.stream_features(model, make_roleplay_data(40, seed=2), pool="late")
+    assert f["self"].shape == (40, 64) and f["other"].shape == (40, 64)

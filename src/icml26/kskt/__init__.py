@@ -8,7 +8,7 @@ curriculum), `experiment` (KSKT vs matched Qwen3, probes, reproduction check, wi
 """
 
 from .config import EXPECTED_TIME, PRESETS, KSKTConfig, get_config
-from .data import context_masks, make_roleplay_data, span_mask
+from .data import context_masks, extraction_masks, make_roleplay_data, model_inputs, span_mask
 from .model import (BipolarReasoning, DualStreamAttention, KSKTBlock, KSKTForCausalLM, KSKTSpec, MutualUnderstandingPE,
                     SelfAwarenessMoE, balance_loss, build_kskt, load_kskt, save_kskt, tiny_qwen3_config)
 from .train import consistency_loss, kskt_objective, train_model, understanding_loss
@@ -16,6 +16,7 @@ from .train import consistency_loss, kskt_objective, train_model, understanding_
 __all__ = [
     "BipolarReasoning", "DualStreamAttention", "EXPECTED_TIME", "KSKTBlock", "KSKTConfig", "KSKTForCausalLM",
     "KSKTSpec", "MutualUnderstandingPE", "PRESETS", "SelfAwarenessMoE", "balance_loss", "build_kskt",
-    "consistency_loss", "context_masks", "get_config", "kskt_objective", "load_kskt", "make_roleplay_data",
-    "save_kskt", "span_mask", "tiny_qwen3_config", "train_model", "understanding_loss",
+    "consistency_loss", "context_masks", "extraction_masks", "get_config", "kskt_objective", "load_kskt",
+    "make_roleplay_data", "model_inputs", "save_kskt", "span_mask", "tiny_qwen3_config", "train_model",
+    "understanding_loss",
 ]

@@ -39,7 +39,11 @@ class KSKTConfig:
     budgets: tuple[int, ...] = (2, 4)  # thinking-chain lengths (paper: 2, 4, 6, 8, 10)
     n_experts: int = 4
     top_k: int = 2
-    n_ctx: int = 4  # length n of R_proc / U_proc
+    n_ctx: int = 4  # length n of R_proc / U_proc (context_source="span_mean" only)
+    # R_proc / U_proc: "extracted" = one row per extracted token (name, style, forbidden topic; request,
+    # emotion), the paper's input processing (App. B.1); "span_mean" = the mean of every span token
+    # (fillers included) repeated n_ctx times, the release's fallback (this chapter's first versions)
+    context_source: str = "extracted"
     max_positions: int = 64  # MUPE's learned absolute table, capped at the training length
     # --- objective (Eq. 11) ---
     lambda_cons: float = 0.1
@@ -53,6 +57,10 @@ class KSKTConfig:
     phase_steps: tuple[int, int, int] = (60, 30, 30)
     lr: float = 5e-3  # phase LRs are lr * (1, 1/2, 1/4) as in the paper
     warmup: int = 10
+    # "release": as the release's trainer, a fresh AdamW and LR scheduler in each phase (linear with
+    # warmup, linear, cosine), each decaying to 0 by the end of its phase; "v1": the chapter's versions
+    # before the third run, one AdamW across the phases and decays to 10 % of each phase's peak
+    schedule: str = "release"
     batch_size: int = 32
     weight_decay: float = 0.01
     grad_clip: float = 1.0
@@ -78,6 +86,11 @@ class KSKTConfig:
             raise ValueError(f"top_k must lie in [1, n_experts={self.n_experts}], got {self.top_k}")
         if len(self.phase_steps) != 3 or any(s < 1 for s in self.phase_steps):
             raise ValueError(f"phase_steps must be three positive step counts, got {self.phase_steps}")
+        if self.context_source not in ("extracted", "span_mean"):
+            raise ValueError(f"context_source must be 'extracted' (App. B.1) or 'span_mean', "
+                             f"got {self.context_source!r}")
+        if self.schedule not in ("release", "v1"):
+            raise ValueError(f"schedule must be 'release' (the official trainer) or 'v1', got {self.schedule!r}")
         if self.align_target not in ("raw", "centred"):
             raise ValueError(f"align_target must be 'raw' (the paper) or 'centred', got {self.align_target!r}")
         if not self.seeds:

@@ -50,6 +50,7 @@ ROLE_LEN, USER_LEN = 5, 4
 SEQ_LEN = 1 + ROLE_LEN + 1 + 1 + USER_LEN + 1 + 1 + 4
 SLOT_POS = {"r1": 14, "r2": 15, "r3": 16}  # token positions of the response slots
 PROMPT_LEN = 14  # everything before r1
+USER_CLOSE_POS = 1 + ROLE_LEN + 1 + 1 + USER_LEN  # position of </user>: from here on both spans have been read
 
 
 @dataclass
@@ -127,6 +128,29 @@ def span_mask(input_ids: torch.Tensor, open_id: int, close_id: int) -> torch.Ten
 def context_masks(input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(role_mask, user_mask), each (batch, time) float, marker tokens excluded."""
     return span_mask(input_ids, ROLE_OPEN, ROLE_CLOSE), span_mask(input_ids, USER_OPEN, USER_CLOSE)
+
+
+def extraction_masks(input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The input-processing step of App. B.1 on this corpus: which span tokens are *extracted*
+    into R_proc = [trait; knowledge; temporal] and U_proc = [intent; emotion; directive].
+
+    The paper extracts these spans with spaCy / a BERT intent classifier (the release ships a
+    keyword heuristic); here the extraction is exact: the persona's name, style and forbidden
+    topic, and the user's request (intent) and emotion. The filler tokens `w*` carry no content
+    and are not extracted. Returns (role_extract, user_extract), (batch, time) float, each a
+    subset of the matching span mask.
+    """
+    role, user = context_masks(input_ids)
+    content = ((input_ids < FILL0) | (input_ids >= FILL0 + N_FILLERS)).float()  # not a filler
+    return role * content, user * content
+
+
+def model_inputs(input_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Everything a KSKT model needs besides the token ids: the span masks (for the stream biases)
+    and the extraction masks (for R_proc, U_proc), as keyword arguments of `KSKTForCausalLM`."""
+    role, user = context_masks(input_ids)
+    role_x, user_x = extraction_masks(input_ids)
+    return {"role_mask": role, "user_mask": user, "role_extract": role_x, "user_extract": user_x}
 
 
 def decode(ids) -> list[str]:

@@ -15,11 +15,13 @@ from transformers import Qwen3ForCausalLM
 from icml26.common import Timer, resolve_device
 
 from .config import KSKTConfig
-from .data import (ANSWER0, REFUSE0, SLOT_POS, VOCAB_SIZE, RolePlayData, context_masks, make_roleplay_data)
+from .data import (ANSWER0, REFUSE0, SLOT_POS, USER_CLOSE_POS, VOCAB_SIZE, RolePlayData, make_roleplay_data,
+                   model_inputs)
 from .model import STREAMS, KSKTForCausalLM, KSKTSpec, build_kskt, tiny_qwen3_config
 from .train import TrainLog, train_model
 
 PROBES = ("self->style", "other->style", "other->topic", "self->topic")
+POOLS = ("prompt", "all", "late")
 
 
 def n_params(model: torch.nn.Module) -> int:
@@ -27,7 +29,8 @@ def n_params(model: torch.nn.Module) -> int:
 
 
 def spec_of(cfg: KSKTConfig) -> KSKTSpec:
-    return KSKTSpec(cfg.kskt_every, tuple(cfg.budgets), cfg.n_experts, cfg.top_k, cfg.n_ctx, cfg.max_positions)
+    return KSKTSpec(cfg.kskt_every, tuple(cfg.budgets), cfg.n_experts, cfg.top_k, cfg.n_ctx, cfg.max_positions,
+                    cfg.context_source)
 
 
 def build_models(cfg: KSKTConfig, seed: int, device: torch.device) -> tuple[KSKTForCausalLM, Qwen3ForCausalLM]:
@@ -57,20 +60,23 @@ def stream_features(model: KSKTForCausalLM, data: RolePlayData, pool: str = "pro
     """Mean-pooled O_self and O_other of the last KSKT block: (N, d) each.
 
     pool="prompt" averages the positions before the first response token (their inputs hold no
-    answer); pool="all" averages every position, including r1/r2 whose INPUT tokens are the
-    persona's style marker and the answer, so any stream can read the labels off them there.
+    answer; the criterion); pool="all" averages every position, including r1/r2 whose INPUT tokens
+    are the persona's style marker and the answer, so any stream can read the labels off them there;
+    pool="late" (a diagnostic) averages the prompt positions that come after both spans (`</user>`,
+    `<resp>`), the only prompt positions at which both the persona and the whole user request are
+    causally visible (the role and user tokens before them cannot see the user's later tokens).
     """
-    if pool not in ("prompt", "all"):
-        raise ValueError(f"pool must be 'prompt' or 'all', got {pool!r}")
-    t_end = SLOT_POS["r1"] if pool == "prompt" else None
+    if pool not in POOLS:
+        raise ValueError(f"pool must be one of {POOLS}, got {pool!r}")
+    t_start = USER_CLOSE_POS if pool == "late" else 0
+    t_end = None if pool == "all" else SLOT_POS["r1"]
     model.eval()
     feats = {"self": [], "other": []}
     for i in range(0, len(data), batch_size):
         ids = data.input_ids[i:i + batch_size]
-        r, u = context_masks(ids)
-        aux = model(ids, r, u, force_system2=True).aux[-1]
-        feats["self"].append(aux["o_self"][:, :t_end].mean(1).float().cpu())  # (B, d)
-        feats["other"].append(aux["o_other"][:, :t_end].mean(1).float().cpu())
+        aux = model(ids, **model_inputs(ids), force_system2=True).aux[-1]
+        feats["self"].append(aux["o_self"][:, t_start:t_end].mean(1).float().cpu())  # (B, d)
+        feats["other"].append(aux["o_other"][:, t_start:t_end].mean(1).float().cpu())
     return {k: torch.cat(v).numpy() for k, v in feats.items()}
 
 
@@ -118,8 +124,7 @@ def alignment_diagnostic(model: KSKTForCausalLM, data: RolePlayData, batch_size:
     o, bars = {"self": [], "other": []}, {"self": [], "other": []}
     for i in range(0, len(data), batch_size):
         ids = data.input_ids[i:i + batch_size]
-        r, u = context_masks(ids)
-        out = model(ids, r, u, force_system2=True)
+        out = model(ids, **model_inputs(ids), force_system2=True)
         o["self"].append(out.aux[-1]["o_self"].mean(1))  # (B, d), as in L_cons
         o["other"].append(out.aux[-1]["o_other"].mean(1))
         bars["self"].append(out.r_bar)
@@ -142,9 +147,8 @@ def alignment_diagnostic(model: KSKTForCausalLM, data: RolePlayData, batch_size:
 def balance_grad_norm(model: KSKTForCausalLM, data: RolePlayData) -> float:
     """Norm of d L_bal / d (router weights) on one batch: > 0 iff the balance loss can train."""
     ids = data.input_ids[:64]
-    r, u = context_masks(ids)
     model.zero_grad(set_to_none=True)
-    out = model(ids, r, u, force_system2=True)
+    out = model(ids, **model_inputs(ids), force_system2=True)
     torch.stack([a["balance"] for a in out.aux]).mean().backward()
     g = sum(float(b.samoe.router.weight.grad.norm()) for b in model.blocks)
     model.zero_grad(set_to_none=True)
@@ -162,6 +166,7 @@ class SeedResult:
     params: dict[str, int]
     seconds: dict[str, float]
     models: tuple | None = None  # (kskt, baseline), kept for the first seed only
+    probes_late: dict[str, float] | None = None  # diagnostic pooling (see `stream_features`), not the criterion
 
 
 @dataclass
@@ -175,7 +180,10 @@ class ExperimentResult:
         return np.array([lg.slot_acc[-1][slot] for lg in logs])
 
     def probe(self, name: str, pool: str = "prompt") -> np.ndarray:
-        return np.array([(s.probes if pool == "prompt" else s.probes_all)[name] for s in self.seeds])
+        if pool not in POOLS:
+            raise ValueError(f"pool must be one of {POOLS}, got {pool!r}")
+        return np.array([{"prompt": s.probes, "all": s.probes_all, "late": s.probes_late}[pool][name]
+                         for s in self.seeds])
 
 
 def run_experiment(cfg: KSKTConfig, seed: int = 0) -> ExperimentResult:
@@ -194,10 +202,11 @@ def run_experiment(cfg: KSKTConfig, seed: int = 0) -> ExperimentResult:
             log_b = train_model(base, train, test, cfg, seed=s, desc=f"Qwen3 seed {s}")
         probes = probe_accuracies(stream_features(kskt, test), test, seed=s)
         probes_all = probe_accuracies(stream_features(kskt, test, pool="all"), test, seed=s)
+        probes_late = probe_accuracies(stream_features(kskt, test, pool="late"), test, seed=s)
         res.seeds.append(SeedResult(s, log_k, log_b, probes, probes_all, balance_grad_norm(kskt, test),
                                     {"kskt": n_params(kskt), "baseline": n_params(base)},
                                     {"kskt": tk.seconds, "baseline": tb.seconds},
-                                    (kskt, base) if k == 0 else None))
+                                    (kskt, base) if k == 0 else None, probes_late))
         if k == 0:
             res.test = test
     return res
@@ -231,12 +240,12 @@ def gate_sweep(model: KSKTForCausalLM, ids: torch.Tensor, alphas) -> dict[str, n
     'refuse in character' (the summed refusal tokens) when every KSKT gate is forced to alpha."""
     if ids.dim() != 2 or ids.shape[0] != 1:
         raise ValueError(f"gate_sweep takes one prompt of shape (1, T), got {tuple(ids.shape)}")
-    r, u = context_masks(ids)
+    inputs = model_inputs(ids)
     pos = SLOT_POS["r2"] - 1
     answer, refuse = [], []
     model.eval()
     for a in alphas:
-        p = torch.softmax(model(ids, r, u, gate_override=float(a), force_system2=True).logits[0, pos], -1)
+        p = torch.softmax(model(ids, **inputs, gate_override=float(a), force_system2=True).logits[0, pos], -1)
         answer.append(float(p[ANSWER0:ANSWER0 + 6].sum()))
         refuse.append(float(p[REFUSE0:REFUSE0 + 4].sum()))
     return {"alpha": np.asarray(alphas, dtype=float), "answer": np.array(answer), "refuse": np.array(refuse)}
@@ -248,8 +257,8 @@ def greedy_response(model: KSKTForCausalLM, ids: torch.Tensor, gate_override: fl
     No KV cache: each step re-runs the prompt plus what was generated."""
     seq = ids[:, :SLOT_POS["r1"]].clone()
     for _ in range(3):
-        r, u = context_masks(seq)
-        nxt = model(seq, r, u, gate_override=gate_override, force_system2=True).logits[:, -1].argmax(-1, keepdim=True)
+        logits = model(seq, **model_inputs(seq), gate_override=gate_override, force_system2=True).logits
+        nxt = logits[:, -1].argmax(-1, keepdim=True)
         seq = torch.cat([seq, nxt], dim=1)
     return seq[0, SLOT_POS["r1"]:].tolist()
 
@@ -257,6 +266,5 @@ def greedy_response(model: KSKTForCausalLM, ids: torch.Tensor, gate_override: fl
 @torch.no_grad()
 def gate_map(model: KSKTForCausalLM, ids: torch.Tensor) -> np.ndarray:
     """alpha of every KSKT block for each token: (n_blocks, B, T)."""
-    r, u = context_masks(ids)
-    out = model(ids, r, u, force_system2=True)
+    out = model(ids, **model_inputs(ids), force_system2=True)
     return torch.stack([a["alpha"].squeeze(-1) for a in out.aux]).cpu().numpy()

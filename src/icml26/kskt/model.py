@@ -22,21 +22,25 @@ from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.models.qwen3.modeling_qwen3 import Qwen3RMSNorm, apply_rotary_pos_emb
 
 STREAMS = ("self", "other")
+CONTEXT_SOURCES = ("extracted", "span_mean")
 
 
 @dataclass
 class KSKTContext:
     """What the KSKT blocks need besides the hidden states, for one batch.
 
-    role_mask, user_mask: (B, T) in {0, 1}, markers excluded; r_proc, u_proc: (B, n, d) role and
-    user context representations; gate_override: force alpha (None = learned gate);
-    force_system2: run the slow path regardless of the pre-gate (None = the paper's rule).
+    role_mask, user_mask: (B, T) in {0, 1}, markers excluded; r_proc, u_proc: (B, n_r, d), (B, n_u, d)
+    role and user context representations; r_bar, u_bar: (B, d) their means; gate_override: force
+    alpha (None = learned gate); force_system2: run the slow path regardless of the pre-gate
+    (None = the paper's rule).
     """
 
     role_mask: torch.Tensor
     user_mask: torch.Tensor
     r_proc: torch.Tensor
     u_proc: torch.Tensor
+    r_bar: torch.Tensor
+    u_bar: torch.Tensor
     gate_override: float | None = None
     force_system2: bool | None = None
 
@@ -51,9 +55,30 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return (w * x).sum(1) / w.sum(1).clamp_min(1.0)
 
 
-def validate_masks(role_mask: torch.Tensor, user_mask: torch.Tensor, batch: int, time: int) -> None:
-    """Reject masks of the wrong shape, non-binary values, or overlapping role/user spans."""
-    for name, m in (("role_mask", role_mask), ("user_mask", user_mask)):
+def gather_rows(x: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The rows of x (B, T, d) where mask (B, T) is 1, in order, as (B, n, d) with n the largest
+    count in the batch (at least 1), and their mean (B, d). A row with fewer selected tokens is
+    padded with its own mean, so the mean over n always equals `masked_mean(x, mask)`; an empty
+    mask gives zeros."""
+    B, T, d = x.shape
+    sel = mask > 0
+    counts = sel.sum(1)  # (B,)
+    n = max(int(counts.max().item()), 1)
+    order = torch.argsort((~sel).to(torch.int8), dim=1, stable=True)[:, :n]  # (B, n): selected positions first
+    rows = x.gather(1, order.unsqueeze(-1).expand(B, n, d))  # (B, n, d)
+    mean = masked_mean(x, mask)  # (B, d)
+    keep = (torch.arange(n, device=x.device)[None, :] < counts[:, None]).unsqueeze(-1)  # (B, n, 1)
+    return torch.where(keep, rows, mean.unsqueeze(1).expand(B, n, d)), mean
+
+
+def validate_masks(role_mask: torch.Tensor, user_mask: torch.Tensor, batch: int, time: int,
+                   role_extract: torch.Tensor | None = None, user_extract: torch.Tensor | None = None) -> None:
+    """Reject masks of the wrong shape, non-binary values, overlapping role/user spans, or
+    extraction masks that select tokens outside their span."""
+    for name, m in (("role_mask", role_mask), ("user_mask", user_mask), ("role_extract", role_extract),
+                    ("user_extract", user_extract)):
+        if m is None and name.endswith("extract"):
+            continue
         if not isinstance(m, torch.Tensor):
             raise TypeError(f"{name} must be a tensor, got {type(m).__name__}")
         if tuple(m.shape) != (batch, time):
@@ -62,6 +87,9 @@ def validate_masks(role_mask: torch.Tensor, user_mask: torch.Tensor, batch: int,
             raise ValueError(f"{name} must contain only 0 and 1")
     if torch.any((role_mask > 0) & (user_mask > 0)):
         raise ValueError("role_mask and user_mask overlap: a token cannot be both role and user context")
+    for name, x, span in (("role_extract", role_extract, role_mask), ("user_extract", user_extract, user_mask)):
+        if x is not None and torch.any((x > 0) & (span == 0)):
+            raise ValueError(f"{name} selects tokens outside its span: extracted tokens must lie inside the span")
 
 
 class SwiGLU(nn.Module):
@@ -172,8 +200,8 @@ class MutualUnderstandingPE(nn.Module):
             raise ValueError(f"sequence length {T} exceeds MUPE's max_positions {self.pe.num_embeddings}")
         pe = self.pe(torch.arange(T, device=x.device)).unsqueeze(0).expand(B, T, -1)  # (B, T, d)
         delta = 0
-        for s, c in (("self", ctx.r_proc), ("other", ctx.u_proc)):
-            bar = c.mean(1, keepdim=True).expand(B, T, -1)  # pooled context (B, T, d)
+        for s, c in (("self", ctx.r_bar), ("other", ctx.u_bar)):
+            bar = c.unsqueeze(1).expand(B, T, -1)  # pooled context R_bar / U_bar (B, T, d)
             delta = delta + self.w[s](self.f[s](torch.cat([pe, bar], dim=-1)))
         return x + 0.5 * delta
 
@@ -272,7 +300,7 @@ class SelfAwarenessMoE(nn.Module):
         w = m.sum(1)
         w = w / w.sum(-1, keepdim=True).clamp_min(1e-9)  # (B, T)
         h_role = (w.unsqueeze(-1) * h).sum(1)  # (B, d)
-        x = torch.cat([h_role, ctx.r_proc.mean(1)], dim=-1)  # (B, 2d)
+        x = torch.cat([h_role, ctx.r_bar], dim=-1)  # (B, 2d): [h_role; h_ctx = R_bar]
         q = F.silu(self.wa(x)) * self.wb(x)
         return torch.softmax(self.router(q) / self.log_tau.exp(), dim=-1)
 
@@ -335,8 +363,16 @@ class KSKTSpec:
     budgets: tuple[int, ...] = (2, 4)
     n_experts: int = 4
     top_k: int = 2
-    n_ctx: int = 4
+    n_ctx: int = 4  # length n of R_proc / U_proc when context_source = "span_mean"
     max_positions: int = 64
+    # where R_proc / U_proc come from: "extracted" = the embeddings of the extracted tokens, one row
+    # each (App. B.1); "span_mean" = the mean embedding of the whole span repeated n_ctx times (the
+    # release's fallback when no extraction is supplied; this chapter's versions before the third run)
+    context_source: str = "extracted"
+
+    def __post_init__(self) -> None:
+        if self.context_source not in CONTEXT_SOURCES:
+            raise ValueError(f"context_source must be one of {CONTEXT_SOURCES}, got {self.context_source!r}")
 
     def layer_indices(self, num_layers: int) -> list[int]:
         """0-based indices of the replaced layers: k-1, 2k-1, ... (paper: 3, 7, ..., 35 for k=4)."""
@@ -373,25 +409,40 @@ class KSKTForCausalLM(nn.Module):
     def blocks(self) -> list[KSKTBlock]:
         return [self.lm.model.layers[i] for i in self.kskt_layers]
 
-    def context(self, input_ids, role_mask, user_mask, embeds, gate_override=None, force_system2=None) -> KSKTContext:
-        """R_proc, U_proc = mean input embedding over the role / user span, expanded to n (§3.2)."""
+    def context(self, input_ids, role_mask, user_mask, embeds, gate_override=None, force_system2=None,
+                role_extract=None, user_extract=None) -> KSKTContext:
+        """R_proc, U_proc from the input embeddings (§3.2, App. B.1).
+
+        context_source = "extracted": R_proc = [trait; knowledge; temporal], U_proc = [intent;
+        emotion; directive], i.e. one row per extracted token (`role_extract`, `user_extract`; the
+        whole span when they are not given). "span_mean": the release's fallback, the mean
+        embedding of the whole span repeated n_ctx times. R_bar, U_bar are the means over rows.
+        """
         B = input_ids.shape[0]
-        r_bar, u_bar = masked_mean(embeds, role_mask), masked_mean(embeds, user_mask)  # (B, d)
-        n = self.spec.n_ctx
-        return KSKTContext(role_mask.to(embeds.dtype), user_mask.to(embeds.dtype),
-                           r_bar[:, None].expand(B, n, -1), u_bar[:, None].expand(B, n, -1),  # (B, n, d)
+        if self.spec.context_source == "extracted":
+            r_proc, r_bar = gather_rows(embeds, role_mask if role_extract is None else role_extract)  # (B, n_r, d)
+            u_proc, u_bar = gather_rows(embeds, user_mask if user_extract is None else user_extract)  # (B, n_u, d)
+        else:
+            r_bar, u_bar = masked_mean(embeds, role_mask), masked_mean(embeds, user_mask)  # (B, d)
+            n = self.spec.n_ctx
+            r_proc, u_proc = r_bar[:, None].expand(B, n, -1), u_bar[:, None].expand(B, n, -1)  # (B, n, d)
+        return KSKTContext(role_mask.to(embeds.dtype), user_mask.to(embeds.dtype), r_proc, u_proc, r_bar, u_bar,
                            gate_override, force_system2)
 
     def forward(self, input_ids: torch.Tensor, role_mask: torch.Tensor, user_mask: torch.Tensor,
-                gate_override: float | None = None, force_system2: bool | None = None) -> KSKTOutput:
+                gate_override: float | None = None, force_system2: bool | None = None,
+                role_extract: torch.Tensor | None = None, user_extract: torch.Tensor | None = None) -> KSKTOutput:
+        """role_mask / user_mask: the spans (the stream biases); role_extract / user_extract: the
+        extracted tokens that make up R_proc / U_proc (optional; see `context`)."""
         if input_ids.dim() != 2:
             raise ValueError(f"input_ids must be (batch, time), got shape {tuple(input_ids.shape)}")
         B, T = input_ids.shape
-        validate_masks(role_mask, user_mask, B, T)
+        validate_masks(role_mask, user_mask, B, T, role_extract, user_extract)
         if gate_override is not None and not 0.0 <= float(gate_override) <= 1.0:
             raise ValueError(f"gate_override must lie in [0, 1], got {gate_override}")
         embeds = self.lm.get_input_embeddings()(input_ids)
-        ctx = self.context(input_ids, role_mask, user_mask, embeds, gate_override, force_system2)
+        ctx = self.context(input_ids, role_mask, user_mask, embeds, gate_override, force_system2, role_extract,
+                           user_extract)
         for b in self.blocks:
             b.ctx = ctx
         try:
@@ -399,7 +450,7 @@ class KSKTForCausalLM(nn.Module):
         finally:
             for b in self.blocks:
                 b.ctx = None
-        return KSKTOutput(logits, [b.aux for b in self.blocks], ctx.r_proc[:, 0], ctx.u_proc[:, 0])
+        return KSKTOutput(logits, [b.aux for b in self.blocks], ctx.r_bar, ctx.u_bar)
 
 
 def tiny_qwen3_config(vocab_size: int, hidden_size: int = 64, num_layers: int = 4, num_heads: int = 4,

@@ -47,16 +47,21 @@ def plot_curves(res: ExperimentResult):
     return fig
 
 
+POOL_TITLES = {"prompt": "the prompt (the criterion)", "late": "</user>, <resp> (diagnostic)",
+               "all": "all tokens (confounded)"}
+
+
 def plot_probes(res: ExperimentResult):
-    """The 2 x 2 probe cross-dissociation (mean over seeds), for prompt and all-token pooling."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.2), sharey=True)
-    for ax, pool in zip(axes, ("prompt", "all")):
+    """The 2 x 2 probe cross-dissociation (mean over seeds) for the three poolings of
+    `experiment.stream_features`: prompt (the criterion), late (diagnostic) and all tokens."""
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.2), sharey=True)
+    for ax, pool in zip(axes, ("prompt", "late", "all")):
         vals = [res.probe(p, pool).mean() for p in PROBES]
         ax.bar(range(4), vals, color=[METHOD, BASELINE, METHOD, BASELINE])
         ax.set_xticks(range(4), PROBES)
         ax.axhline(0.25, ls=":", color="k", lw=1)
         ax.axhline(1 / 6, ls="--", color="k", lw=1)
-        ax.set_title(f"probes, pooled over {'the prompt' if pool == 'prompt' else 'all tokens'}")
+        ax.set_title(f"pooled over {POOL_TITLES[pool]}", fontsize=10)
     axes[0].set_ylabel("probe accuracy (chance 0.25 style, 0.17 topic)")
     fig.tight_layout()
     return fig

@@ -19,7 +19,7 @@ from transformers import Qwen3ForCausalLM
 from icml26.common import progress
 
 from .config import KSKTConfig
-from .data import SLOT_POS, RolePlayData, context_masks
+from .data import SLOT_POS, RolePlayData, model_inputs
 from .model import KSKTForCausalLM, KSKTOutput
 
 PHASE_TERMS = ({"cons"}, {"cons", "und"}, {"cons", "und", "bal"})
@@ -93,17 +93,26 @@ def make_optimizer(model: nn.Module, cfg: KSKTConfig) -> torch.optim.Optimizer:
 
 
 def lr_at(step: int, cfg: KSKTConfig) -> tuple[int, float]:
-    """(phase, learning rate) at a global step: linear+warmup, linear, cosine (to 10 % of the peak)."""
+    """(phase, learning rate) at a global step. Phase 1: linear warmup then linear decay; phase 2:
+    linear decay; phase 3: cosine decay; peaks lr * PHASE_LR_SCALE.
+
+    cfg.schedule = "release" follows the release's per-phase schedulers: each phase decays from its
+    peak toward 0 at its end (the decay counts the steps after the warmup). "v1" (the chapter's
+    earlier versions) decays to 10 % of the peak over the whole phase, warmup steps included."""
     start = 0
     for phase, n in enumerate(cfg.phase_steps):
         if step < start + n:
             peak, s = cfg.lr * PHASE_LR_SCALE[phase], step - start
             if phase == 0 and s < cfg.warmup:
                 return phase, peak * (s + 1) / cfg.warmup
-            frac = s / max(n - 1, 1)
+            if cfg.schedule == "v1":
+                floor, frac = 0.1, s / max(n - 1, 1)
+            else:
+                warm = cfg.warmup if phase == 0 else 0
+                floor, frac = 0.0, (s - warm) / max(n - warm, 1)  # in [0, 1): the last step stays above 0
             if phase == 2:
-                return phase, peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
-            return phase, peak * (1.0 - 0.9 * frac)
+                return phase, peak * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * frac)))
+            return phase, peak * (1.0 - (1 - floor) * frac)
         start += n
     raise ValueError(f"step {step} is beyond the curriculum ({cfg.total_steps} steps)")
 
@@ -119,8 +128,7 @@ class TrainLog:
 def forward_any(model: nn.Module, input_ids: torch.Tensor, **kw):
     """Logits (and KSKTOutput) of a KSKT model or of a plain Qwen3 on a batch of token ids."""
     if isinstance(model, KSKTForCausalLM):
-        r, u = context_masks(input_ids)
-        out = model(input_ids, r, u, **kw)
+        out = model(input_ids, **model_inputs(input_ids), **kw)
         return out.logits, out
     if kw:
         raise ValueError(f"options {sorted(kw)} only apply to a KSKT model")
@@ -148,7 +156,8 @@ def slot_accuracy(model: nn.Module, data: RolePlayData, batch_size: int = 500, *
 
 def train_model(model: nn.Module, train: RolePlayData, test: RolePlayData, cfg: KSKTConfig, seed: int = 0,
                 desc: str = "train") -> TrainLog:
-    """The phased curriculum for a KSKT model, or the same schedule with L_CLM only for a plain Qwen3."""
+    """The phased curriculum for a KSKT model, or the same schedule with L_CLM only for a plain Qwen3.
+    With cfg.schedule = "release" each phase starts a fresh AdamW, as the release's trainer does."""
     is_kskt = isinstance(model, KSKTForCausalLM)
     if not is_kskt and not isinstance(model, Qwen3ForCausalLM):
         raise TypeError(f"expected a KSKTForCausalLM or Qwen3ForCausalLM, got {type(model).__name__}")
@@ -159,6 +168,8 @@ def train_model(model: nn.Module, train: RolePlayData, test: RolePlayData, cfg: 
     model.train()
     for step in progress(range(cfg.total_steps), desc=desc, leave=False):
         phase, lr = lr_at(step, cfg)
+        if cfg.schedule == "release" and step > 0 and phase != lr_at(step - 1, cfg)[0]:
+            opt = make_optimizer(model, cfg)  # a new phase: fresh moments (release trainer)
         for g in opt.param_groups:
             g["lr"] = lr
         idx = torch.randint(len(train), (cfg.batch_size,), generator=gen)
