@@ -95,9 +95,9 @@ class RLHistory:
     """Per-step logs of one RL run."""
 
     scheme: str
-    accuracy: np.ndarray  # (steps + 1,) mean exact success probability over all prompts
-    zero_frac: np.ndarray  # (steps,) fraction of sampled groups with rho_hat = 0
-    responses: np.ndarray  # (steps + 1,) cumulative generated responses
+    accuracy: np.ndarray  # (k + 1,) mean exact success probability over all prompts after 0..k updates
+    zero_frac: np.ndarray  # (k,) fraction of sampled groups with rho_hat = 0
+    responses: np.ndarray  # (k + 1,) cumulative generated responses
 
 
 def answer_table(model, task: AdditionTask) -> tuple[torch.Tensor, torch.Tensor]:
@@ -181,18 +181,22 @@ def _collect_batch(lp1, lp2, task, scheme, P, n, max_rounds, gen):
 
 def train_rl(model, task: AdditionTask, scheme: str, steps: int, prompts_per_step: int = 32, group_size: int = 8,
              lr: float = 1e-3, max_rounds: int = 4, grad_clip: float = 1.0, seed: int = 0,
-             show_progress: bool = False, desc: str | None = None) -> RLHistory:
+             show_progress: bool = False, desc: str | None = None, stop_at: float | None = None) -> RLHistory:
     """Group-based policy-gradient RL with the weighting `scheme` (one on-policy update per batch).
 
     Each step: one forward pass gives the answer table (`answer_table`), from which the groups are
     sampled and scored, the scheme's advantages formed, and the token-level loss `pg_loss`
     back-propagated through the same table. accuracy[k] is the exact mean success after k updates.
+    `steps` is a cap: with `stop_at`, the run ends as soon as the exact accuracy reaches it (the
+    updates it does take are exactly those of the uncapped run with the same seed).
     """
     check_scheme(scheme)
     if group_size < 2:
         raise ValueError(f"group size must be at least 2, got {group_size}")
     if steps < 1 or prompts_per_step < 1 or lr <= 0:
         raise ValueError("steps, prompts_per_step and lr must be positive")
+    if stop_at is not None and not 0 < stop_at <= 1:
+        raise ValueError(f"stop_at must be an accuracy in (0, 1], got {stop_at}")
     device = next(model.parameters()).device
     task = task.to(device)
     gen = torch.Generator(device=device).manual_seed(seed)
@@ -201,6 +205,8 @@ def train_rl(model, task: AdditionTask, scheme: str, steps: int, prompts_per_ste
     for _ in progress(range(steps), desc=desc or scheme, disable=not show_progress, leave=False):
         lp1, lp2 = answer_table(model, task)  # (N, 10), (N, 10, 10), differentiable
         acc.append(float(table_success(lp1.detach(), lp2.detach(), task).mean()))
+        if stop_at is not None and acc[-1] >= stop_at:
+            break  # target reached after len(acc) - 1 updates: the rest of the cap is not needed
         resp, rewards, idx, used, z = _collect_batch(lp1.detach(), lp2.detach(), task, scheme, prompts_per_step,
                                                      group_size, max_rounds, gen)
         zero.append(z)
@@ -216,8 +222,9 @@ def train_rl(model, task: AdditionTask, scheme: str, steps: int, prompts_per_ste
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
-    with torch.no_grad():
-        acc.append(float(table_success(*answer_table(model, task), task).mean()))
+    else:  # the cap was used up: record the accuracy after the last update
+        with torch.no_grad():
+            acc.append(float(table_success(*answer_table(model, task), task).mean()))
     return RLHistory(scheme, np.array(acc), np.array(zero), np.array(resp_count))
 
 

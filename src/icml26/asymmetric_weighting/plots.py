@@ -78,23 +78,26 @@ def plot_simulator(part_a: dict, target: float):
 
 
 def plot_training(runs: dict, target: float | None = None, title: str = ""):
-    """Mean exact accuracy per update (left) and per generated response (middle), and the
-    fraction of all-zero groups (right, smoothed) per scheme, mean over seeds."""
+    """Exact accuracy per update (left) and per generated response (middle), and the fraction of
+    all-zero groups (right, smoothed), one line per seed (solid, dashed, ...). Runs may have
+    different lengths: from scratch, each stops when it reaches the target (or at its cap)."""
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    styles = ("-", "--", ":", "-.")
     for s, hs in runs.items():
-        acc = np.mean([h.accuracy for h in hs], axis=0)
-        resp = np.mean([h.responses for h in hs], axis=0) / 1000
-        zero = np.mean([h.zero_frac for h in hs], axis=0)
-        axes[0].plot(acc, color=COLORS[s], label=LABELS[s])
-        axes[1].plot(resp, acc, color=COLORS[s])
-        k = max(1, len(zero) // 15)
-        axes[2].plot(np.convolve(zero, np.ones(k) / k, mode="valid"), color=COLORS[s])
+        for k, h in enumerate(hs):
+            ls, lab = styles[k % len(styles)], (LABELS[s] if k == 0 else None)
+            axes[0].plot(h.accuracy, color=COLORS[s], ls=ls, lw=1.2, label=lab)
+            axes[1].plot(h.responses / 1000, h.accuracy, color=COLORS[s], ls=ls, lw=1.2)
+            if len(h.zero_frac):
+                w = max(1, min(len(h.zero_frac), 15))
+                axes[2].plot(np.arange(w - 1, len(h.zero_frac)), np.convolve(h.zero_frac, np.ones(w) / w, mode="valid"),
+                             color=COLORS[s], ls=ls, lw=1.2)
     if target is not None:
         for ax in axes[:2]:
             ax.axhline(target, color="grey", lw=0.6, ls=":")
     axes[0].set(xlabel="updates", ylabel="mean exact success over all prompts", title=title)
     axes[1].set(xlabel="generated responses (thousands)", title="same runs, clock = generated responses")
-    axes[2].set(xlabel="updates", ylabel="fraction of groups with no success", ylim=(0, 1))
+    axes[2].set(xlabel="updates", ylabel="groups with no success (15-update mean)", ylim=(0, 1))
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     return fig
