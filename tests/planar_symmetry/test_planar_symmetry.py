@@ -272,3 +272,82 @@ def test_effective_dimension_counts_usable_functions():
         make_field("group_average", g, base()), u) == 9
     with pytest.raises(ValueError, match=r"\(N, 2\)"):
         effective_dimension(grid, u[None])
+
+
+# ------------------------------------------- equal network size and converged training
+@pytest.mark.parametrize("name", ["pg", "p2mm", "p4", "p3", "p6", "cm", "p4gm", "C4"])
+def test_matched_grid_factor_gives_eq3_the_baselines_parameter_count(name):
+    from icml26.planar_symmetry.fields import MultiResGrid, alcove_scale, matched_grid_factor
+    g = get_group(name)
+    kw = dict(levels=4, base_res=4, max_res=32)
+    s = matched_grid_factor(g, 1, **kw)
+    base = lambda: make_base("grid", torch.Generator().manual_seed(0), **kw)
+    eq3 = make_field("symmetrized", g, base(), scale_factor=s)
+    avg = make_field("group_average", g, base())
+    n_eq3, n_avg = (sum(p.numel() for p in f.parameters()) for f in (eq3, avg))
+    assert n_eq3 == MultiResGrid.num_parameters(g.rank, scale=tuple(a * s for a in alcove_scale(g)), **kw)
+    assert abs(n_eq3 - n_avg) <= 0.05 * n_avg  # the same network size, up to the grid's rounding
+    # no other factor on the search grid comes closer
+    for t in (s - 0.01, s + 0.01):
+        n = MultiResGrid.num_parameters(g.rank, scale=tuple(a * t for a in alcove_scale(g)), **kw)
+        assert abs(n - n_avg) >= abs(n_eq3 - n_avg)
+    assert invariance_error(eq3, g, n=256) < 1e-9
+
+
+def test_num_parameters_matches_built_grids_and_scale_factor_refines_both_axes():
+    from icml26.planar_symmetry.fields import MultiResGrid, matched_grid_factor
+    for kw in (dict(levels=3, base_res=4, max_res=16), dict(levels=2, base_res=8, max_res=64, table_size=100)):
+        for scale in ((1.0, 1.0), (0.5, 0.3)):
+            grid = MultiResGrid(((0.0, 1.0), (0.0, 1.0)), 3, scale=scale, **kw)
+            assert sum(p.numel() for p in grid.parameters()) == MultiResGrid.num_parameters(3, scale=scale, **kw)
+    g = get_group("pg")
+    base = lambda: make_base("grid", torch.Generator().manual_seed(0), levels=1, base_res=32, max_res=32)
+    assert make_field("symmetrized", g, base(), scale_factor=2.0).base.res == [(32, 16)]  # lattice (16, 8) x 2
+    with pytest.raises(ValueError, match="scale_factor"):
+        make_field("symmetrized", g, base(), scale_factor=0.0)
+    with pytest.raises(ValueError, match="lo <= hi"):
+        matched_grid_factor(g, lo=2.0, hi=1.0)
+
+
+def test_fold_memo_is_reused_only_for_the_same_unchanged_input():
+    g = get_group("p3")
+    f = make_field("symmetrized", g, make_base("grid", torch.Generator().manual_seed(0)))
+    u = _pts(g, 50)
+    y1 = f(u)
+    assert f._memo is not None and f._memo[0] is u
+    assert torch.equal(f(u), y1)
+    u.add_(0.1)  # in place: the memo must not be reused
+    fresh = make_field("symmetrized", g, make_base("grid", torch.Generator().manual_seed(0)))
+    assert torch.allclose(f(u), fresh(u), atol=0, rtol=0)
+    v = u.clone().requires_grad_(True)  # inputs that need gradients are never memoized
+    f(v).sum().backward()
+    assert v.grad is not None and f._memo is None
+
+
+def test_fit_schedule_decays_and_reaches_the_least_squares_optimum_of_a_linear_field():
+    g = get_group("p2mm")
+    base = lambda: make_base("grid", torch.Generator().manual_seed(0), levels=1, base_res=4, max_res=4, init_std=0.01)
+    u = E.cell_grid(12).reshape(-1, 2)
+    y = E.symmetric_target("p2mm", E.load_image("camera", 16), u)
+    f = make_field("group_average", g, base())
+    losses = E.fit(f, u, y, 400, 0.3)
+    # the field is linear in its grid: compare with the least-squares optimum on the same points
+    with torch.no_grad():
+        J = torch.stack([make_field("group_average", g, _one_hot_grid(g, i))(u)[:, 0] for i in range(25)], 1)  # (N, 25)
+    best = float(((J @ torch.linalg.lstsq(J, y).solution - y) ** 2).mean())
+    assert losses[-1] <= best * (1 + 1e-3) + 1e-12 and losses[-1] < losses[0]
+    with pytest.raises(ValueError, match="unknown schedule"):
+        E.fit(f, u, y, 2, 0.1, schedule="step")
+    with pytest.raises(ValueError, match="fit_lr"):
+        get_config("smoke", fit_lr=0.0)
+    with pytest.raises(ValueError, match="unknown resolution"):
+        E.run_fitting(get_config("smoke"), resolution="pixels")
+
+
+def _one_hot_grid(g, i):
+    from icml26.planar_symmetry.fields import MultiResGrid
+    grid = MultiResGrid(((0.0, 1.0), (0.0, 1.0)), 1, levels=1, base_res=4, max_res=4)
+    with torch.no_grad():
+        grid.tables[0].zero_()
+        grid.tables[0][i, 0] = 1.0
+    return grid

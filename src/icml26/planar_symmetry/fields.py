@@ -57,13 +57,30 @@ class MultiResGrid(nn.Module):
         if len(scale) != 2 or not all(s > 0 for s in scale):
             raise ValueError(f"scale must be two positive numbers, got {scale!r}")
         self.box, self.out_dim, self.table_size = box, out_dim, table_size
-        growth = (max_res / base_res) ** (1.0 / max(levels - 1, 1))
-        self.res = [tuple(max(1, int(round(base_res * growth ** l * s))) for s in scale)
-                    for l in range(levels)]  # (cells along axis 1, cells along axis 2) per level
-        sizes = [(r1 + 1) * (r2 + 1) if table_size is None else min((r1 + 1) * (r2 + 1), table_size)
-                 for r1, r2 in self.res]
+        self.res = self.level_resolutions(levels, base_res, max_res, scale)
+        sizes = self.table_sizes(self.res, table_size)
         self.tables = nn.ParameterList(
             [nn.Parameter(torch.randn(n, out_dim, generator=generator, dtype=dtype) * init_std) for n in sizes])
+
+    @staticmethod
+    def level_resolutions(levels: int, base_res: int, max_res: int,
+                          scale: tuple[float, float] = (1.0, 1.0)) -> list[tuple[int, int]]:
+        """(cells along axis 1, cells along axis 2) of each level: round(s_k * res_l), with res_l
+        geometric from `base_res` to `max_res`."""
+        growth = (max_res / base_res) ** (1.0 / max(levels - 1, 1))
+        return [tuple(max(1, int(round(base_res * growth ** l * s))) for s in scale) for l in range(levels)]
+
+    @staticmethod
+    def table_sizes(res: list[tuple[int, int]], table_size: int | None = None) -> list[int]:
+        """Rows of each level's table: its (r1 + 1)(r2 + 1) vertices, capped by `table_size`."""
+        return [(r1 + 1) * (r2 + 1) if table_size is None else min((r1 + 1) * (r2 + 1), table_size)
+                for r1, r2 in res]
+
+    @classmethod
+    def num_parameters(cls, out_dim: int, levels: int = 4, base_res: int = 8, max_res: int = 64,
+                       table_size: int | None = None, scale: tuple[float, float] = (1.0, 1.0)) -> int:
+        """Parameter count of a grid with these settings, without building it."""
+        return out_dim * sum(cls.table_sizes(cls.level_resolutions(levels, base_res, max_res, scale), table_size))
 
     def _index(self, ix: torch.Tensor, iy: torch.Tensor, level: int) -> torch.Tensor:
         (r1, r2), n = self.res[level], self.tables[level].shape[0]
@@ -179,6 +196,27 @@ def alcove_scale(group: PlanarGroup) -> tuple[float, float]:
 RESOLUTIONS = ("lattice", "box")
 
 
+def matched_grid_factor(group: PlanarGroup, channels: int = 1, levels: int = 4, base_res: int = 8,
+                        max_res: int = 64, table_size: int | None = None, lo: float = 0.25, hi: float = 4.0,
+                        step: float = 0.01) -> float:
+    """The factor s (on a grid of step `step` in [lo, hi]) by which Eq. 3's grid, read in lattice
+    units (`alcove_scale`), must be refined along both axes so that its parameter count
+    (r * C channels on the alcove) is the closest to the baselines' grid on the cell (C
+    channels): the same network size for every construction (ties: the smallest s)."""
+    if not 0 < lo <= hi or step <= 0:
+        raise ValueError(f"need 0 < lo <= hi and step > 0, got lo={lo}, hi={hi}, step={step}")
+    target = MultiResGrid.num_parameters(channels, levels, base_res, max_res, table_size)
+    a = alcove_scale(group)
+    best, best_err = lo, math.inf
+    for k in range(int(round((hi - lo) / step)) + 1):
+        s = lo + k * step
+        n = MultiResGrid.num_parameters(group.rank * channels, levels, base_res, max_res, table_size,
+                                        (a[0] * s, a[1] * s))
+        if abs(n - target) < best_err:
+            best, best_err = s, abs(n - target)
+    return round(best, 6)
+
+
 def _cell_wrap(group: PlanarGroup, u: torch.Tensor) -> torch.Tensor:
     return u - torch.floor(u) if group.periodic else u
 
@@ -192,24 +230,42 @@ class SymmetrizedField(nn.Module):
     keeps the base's feature spacing in lattice units equal to the baselines' (the base is
     built with `scale=alcove_scale(group)`); 'box' spreads the full resolution over the
     alcove's bounding box in the fold's coordinates, which for pg (v2 = 2 u2) is 2x finer
-    than the cell grid along u1 and 4x finer along the glide axis u2."""
+    than the cell grid along u1 and 4x finer along the glide axis u2. `scale_factor`
+    refines the 'lattice' reading by a further factor along both axes (the chapter's
+    equal-size protocol takes it from `matched_grid_factor`).
+
+    The fold and eta of the last input are kept (the fitting loop feeds the same training
+    points at every step; they do not depend on the parameters)."""
 
     evaluations_per_point = 1
 
     def __init__(self, group: PlanarGroup, base: BaseFactory | nn.Module, channels: int = 1,
-                 resolution: str = "lattice"):
+                 resolution: str = "lattice", scale_factor: float = 1.0):
         super().__init__()
         if resolution not in RESOLUTIONS:
             raise ValueError(f"unknown resolution {resolution!r}; valid: {', '.join(RESOLUTIONS)}")
+        if not (isinstance(scale_factor, (int, float)) and scale_factor > 0):
+            raise ValueError(f"scale_factor must be a positive number, got {scale_factor!r}")
         self.group, self.channels = group, channels
         scale = alcove_scale(group) if resolution == "lattice" else (1.0, 1.0)
+        scale = (scale[0] * scale_factor, scale[1] * scale_factor)
         self.base = base if isinstance(base, nn.Module) else base(group.alcove_box, group.rank * channels, scale=scale)
+        self._memo: tuple | None = None  # (input, its version, fold, eta)
+
+    def _fold_eta(self, u: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        m = self._memo
+        if m is not None and m[0] is u and m[1] == u._version and not u.requires_grad:
+            return m[2], m[3]
+        p, eta = self.group.fold(u), self.group.eta(u)  # (..., 2), (..., r)
+        self._memo = None if u.requires_grad else (u, u._version, p, eta)
+        return p, eta
 
     def forward(self, u: torch.Tensor) -> torch.Tensor:
         _check_points(u)
-        h = self.base(self.group.fold(u))  # (..., r * C)
+        p, eta = self._fold_eta(u)
+        h = self.base(p)  # (..., r * C)
         h = h.reshape(*u.shape[:-1], self.group.rank, self.channels)  # (..., r, C)
-        eta = self.group.eta(u).to(h)  # (..., r)
+        eta = eta.to(h)  # (..., r)
         return (h * eta[..., None]).sum(-2)  # (..., C)
 
 
@@ -250,9 +306,10 @@ CONSTRUCTIONS = {"symmetrized": SymmetrizedField, "naive_wrap": NaiveWrapField, 
 
 
 def make_field(kind: str, group: PlanarGroup, base: BaseFactory | nn.Module, channels: int = 1,
-               resolution: str = "lattice") -> nn.Module:
+               resolution: str = "lattice", scale_factor: float = 1.0) -> nn.Module:
     """Construction by name: 'symmetrized' (Eq. 3), 'naive_wrap' or 'group_average'.
-    `resolution` ('lattice' or 'box') applies to Eq. 3's base (see `SymmetrizedField`)."""
+    `resolution` ('lattice' or 'box') and `scale_factor` apply to Eq. 3's base (see
+    `SymmetrizedField`)."""
     if kind not in CONSTRUCTIONS:
         raise ValueError(f"unknown construction {kind!r}; valid: {', '.join(CONSTRUCTIONS)}")
     if not isinstance(channels, int) or channels < 1:
@@ -260,5 +317,5 @@ def make_field(kind: str, group: PlanarGroup, base: BaseFactory | nn.Module, cha
     if resolution not in RESOLUTIONS:
         raise ValueError(f"unknown resolution {resolution!r}; valid: {', '.join(RESOLUTIONS)}")
     if kind == "symmetrized":
-        return SymmetrizedField(group, base, channels, resolution)
+        return SymmetrizedField(group, base, channels, resolution, scale_factor)
     return CONSTRUCTIONS[kind](group, base, channels)
