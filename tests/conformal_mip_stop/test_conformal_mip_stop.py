@@ -147,6 +147,50 @@ def test_rescaled_loss_and_bounded_output():
     assert torch.allclose(p.grad, expected, atol=1e-6)
 
 
+def test_band_l1_loss_matches_hand_computation():
+    """The release's training loss: relative absolute error, gaps in [eps/10, 10 eps] weighted 10x."""
+    from icml26.conformal_mip_stop import band_l1
+    eps = 2.0
+    target = torch.tensor([[0.0, 1.0, 5.0, 100.0]])        # out, band, band, out
+    mask = torch.tensor([[True, True, True, True]])
+    assert float(band_l1(target, target, mask, eps)) == 0.0
+    pred = target + torch.tensor([[1.0, 2.0, -3.0, 50.0]])
+    rel = torch.tensor([1 / 2, 2 / 3, 3 / 7, 50 / 102])
+    w = torch.tensor([1 / 3, 10 / 3, 10 / 3, 1 / 3]) / 11  # band: 10 / (n_band + 1), out: 1 / (n_out + 1)
+    assert torch.isclose(band_l1(pred, target, mask, eps), (w * rel).sum() / 4)
+    # padded steps are ignored, and over-prediction at a small gap costs more than at a large one
+    padded = torch.tensor([[True, True, True, False]])
+    assert torch.isclose(band_l1(pred, target, padded, eps),
+                         (torch.tensor([1 / 2, 10 / 3, 10 / 3]) / 11 * rel[:3]).sum() / 3)
+    small = band_l1(torch.tensor([[1.0]]), torch.tensor([[0.0]]), torch.tensor([[True]]), eps)
+    large = band_l1(torch.tensor([[101.0]]), torch.tensor([[100.0]]), torch.tensor([[True]]), eps)
+    assert small > 10 * large
+    with pytest.raises(ValueError, match="eps"):
+        band_l1(pred, target, mask, 0.0)
+    from icml26.conformal_mip_stop.model import train_predictor
+    x, alg = torch.randn(2, 3, 9), torch.rand(2, 3) + 1.0
+    with pytest.raises(ValueError, match="positive eps"):
+        train_predictor(x, alg, torch.rand(2, 3), torch.ones(2, 3, dtype=torch.bool), loss="band_l1", epochs=1)
+    with pytest.raises(ValueError, match="unknown loss"):
+        train_predictor(x, alg, torch.rand(2, 3), torch.ones(2, 3, dtype=torch.bool), loss="huber", epochs=1)
+    with pytest.raises(ValueError, match="unknown loss"):
+        get_config("smoke", loss="huber")
+
+
+def test_normalizer_release_options():
+    """sd scaled by 10 and the incumbent column sharing the dual bound's statistics (the release's trainer)."""
+    rng = np.random.default_rng(0)
+    feats = rng.normal(size=(3, 5, 9)) * np.arange(1, 10)
+    mask = np.ones((3, 5), bool)
+    plain = Normalizer.fit(feats, mask)
+    rel = Normalizer.fit(feats, mask, sd_scale=10.0, tie_bounds=True)
+    np.testing.assert_allclose(rel.sd[2:], 10 * plain.sd[2:])
+    assert rel.mean[1] == plain.mean[0] and rel.sd[1] == 10 * plain.sd[0]
+    np.testing.assert_allclose(rel(feats)[..., 2], (feats[..., 2] - plain.mean[2]) / (10 * plain.sd[2] + 1))
+    with pytest.raises(ValueError, match="sd_scale"):
+        Normalizer.fit(feats, mask, sd_scale=0.0)
+
+
 def _toy_predictor(batch):
     torch.manual_seed(0)
     feats = trajectory_features(batch.upper, batch.lower, batch.work, (0.01, 1.0, 5.0))

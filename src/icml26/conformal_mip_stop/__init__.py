@@ -15,14 +15,14 @@ from .experiment import (METHODS, MIN_WORK_SAVED, FamilyResult, LiveRun, alpha_s
 from .features import FeatureState, Normalizer, trajectory_features
 from .instances import (FAMILIES, CFLPInstance, MISInstance, build_model, generate, generate_cflp, generate_mis,
                         is_feasible, objective)
-from .model import GapLSTM, predict_gaps, rescaled_mse, train_predictor
+from .model import LOSSES, GapLSTM, band_l1, predict_gaps, rescaled_mse, train_predictor
 from .predictor import GapPredictor, OnlineStopper, fit_predictor
 from .solver import SolveResult, Trajectory, record, solve
 
 __all__ = [
-    "FAMILIES", "METHODS", "MIN_WORK_SAVED", "PRESETS", "CFLPInstance", "ConformalMIPConfig", "FamilyResult",
+    "FAMILIES", "LOSSES", "METHODS", "MIN_WORK_SAVED", "PRESETS", "CFLPInstance", "ConformalMIPConfig", "FamilyResult",
     "FeatureState", "GapLSTM", "GapPredictor", "LiveRun", "MISInstance", "Normalizer", "OnlineStopper",
-    "SolveResult", "Trajectory", "TrajectoryBatch", "alpha_sweep", "build_model", "claim_checks", "conformal_scores",
+    "SolveResult", "Trajectory", "TrajectoryBatch", "alpha_sweep", "band_l1", "build_model", "claim_checks", "conformal_scores",
     "conformal_threshold", "coverage_tolerance", "evaluate_stops", "first_index", "fit_predictor", "generate",
     "generate_cflp", "generate_mis", "get_config", "is_feasible", "live_solves", "objective", "predict_gaps",
     "record", "record_family", "reproduction_checks", "rescaled_mse", "resplit_evaluation", "rule_outcomes",

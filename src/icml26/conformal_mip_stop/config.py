@@ -20,8 +20,12 @@ class ConformalMIPConfig:
     Solver: HiGHS, one thread, presolve off (the paper's Gurobi runs use Presolve 0), the
     recording solve stops at relative gap `record_gap` (its final incumbent is z*).
     Targets: `eps` is the absolute epsilon per family (paper: about 0.1% of a typical optimum).
-    Predictor (Sec. "Gap prediction"): LSTM with `hidden` units and `layers` layers, trained
-    with the rescaled squared loss (scale `loss_scale`, floor `loss_sigma`) by Adam.
+    Predictor (Sec. "Gap prediction"): LSTM with `hidden` units and `layers` layers, trained by
+    Adam on `loss`: "band_l1", the loss the release's training script uses for its configs'
+    `rescaled_mse` setting (relative absolute error, gaps within a decade of eps weighted
+    `loss_band_weight` times the rest), or "rescaled_mse" (scale `loss_scale`, floor `loss_sigma`).
+    Features are normalised by (x - mean) / (`norm_sd_scale` * sd + 1), with U sharing L's
+    statistics if `norm_tie_bounds` (both as in the release's trainer).
     Calibration (Sec. "Conformal calibration"): level `alpha`; the held-out pool of
     `n_heldout` instances is re-split `n_resplits` times into `n_cal` calibration instances
     and the rest for testing.
@@ -50,6 +54,10 @@ class ConformalMIPConfig:
     epochs: int = 250
     batch_size: int = 64
     lr: float = 1e-2
+    norm_sd_scale: float = 10.0
+    norm_tie_bounds: bool = True
+    loss: str = "band_l1"
+    loss_band_weight: float = 10.0
     loss_scale: float = 1000.0
     loss_sigma: float = 1.0
     n_live: int = 6
@@ -90,6 +98,8 @@ def get_config(name: str = "reduced", **overrides) -> ConformalMIPConfig:
         raise ValueError(f"need 1 <= n_cal < n_heldout, got n_cal={config.n_cal}, n_heldout={config.n_heldout}")
     if config.mis_graph not in ("ba", "er"):
         raise ValueError(f"unknown MIS graph model {config.mis_graph!r}; valid: ba, er")
+    if config.loss not in ("band_l1", "rescaled_mse"):
+        raise ValueError(f"unknown loss {config.loss!r}; valid: band_l1, rescaled_mse")
     for family in config.families:
         config.eps_of(family)
     return config

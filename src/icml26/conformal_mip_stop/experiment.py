@@ -164,7 +164,9 @@ def run_family(family: str, config: ConformalMIPConfig, device: torch.device, se
     gen = seed_everything(seed)
     predictor = fit_predictor(train, config.ewma_rates, config.max_bound, device, config.hidden, config.layers,
                               config.epochs, config.batch_size, config.lr, config.loss_scale, config.loss_sigma,
-                              generator=gen, desc=f"train {family}")
+                              generator=gen, desc=f"train {family}", loss=config.loss, eps=eps,
+                              band_weight=config.loss_band_weight, norm_sd_scale=config.norm_sd_scale,
+                              norm_tie_bounds=config.norm_tie_bounds)
     pred = predictor.predict(heldout)
     scores = conformal_scores(pred, heldout.gap, heldout.mask, eps)
     resplits = resplit_evaluation(heldout, pred, eps, config.alpha, config.n_cal, config.n_resplits,

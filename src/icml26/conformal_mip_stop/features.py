@@ -68,18 +68,28 @@ def trajectory_features(upper: np.ndarray, lower: np.ndarray, work: np.ndarray,
 
 @dataclass(frozen=True)
 class Normalizer:
-    """x -> (x - mean) / (sd + 1), with statistics of the training steps (the release's rule)."""
+    """x -> (x - mean) / (sd + 1), with statistics of the training steps (the release's rule).
+
+    The release's trainer also scales every standard deviation by 10 (`sd_scale`) and gives the
+    incumbent column U the dual bound L's statistics (`tie_bounds`; columns 0 = L, 1 = U), so that
+    both bounds live on one scale."""
 
     mean: np.ndarray  # (F,)
     sd: np.ndarray    # (F,)
 
     @classmethod
-    def fit(cls, features: np.ndarray, mask: np.ndarray) -> "Normalizer":
+    def fit(cls, features: np.ndarray, mask: np.ndarray, sd_scale: float = 1.0,
+            tie_bounds: bool = False) -> "Normalizer":
         """`features` (B, T, F), `mask` (B, T) of valid steps."""
+        if sd_scale <= 0:
+            raise ValueError(f"sd_scale must be positive, got {sd_scale}")
         rows = features[np.asarray(mask, bool)]  # (n_valid, F)
         if rows.size == 0:
             raise ValueError("cannot fit a normaliser on zero valid steps")
-        return cls(rows.mean(0), rows.std(0))
+        mean, sd = rows.mean(0), rows.std(0) * sd_scale
+        if tie_bounds:
+            mean[1], sd[1] = mean[0], sd[0]
+        return cls(mean, sd)
 
     def __call__(self, features: np.ndarray) -> np.ndarray:
         if features.shape[-1] != self.mean.size:

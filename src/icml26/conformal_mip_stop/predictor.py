@@ -41,16 +41,18 @@ class GapPredictor:
 
 def fit_predictor(batch: TrajectoryBatch, rates, max_bound: float, device: torch.device, hidden: int, layers: int,
                   epochs: int, batch_size: int, lr: float, scale: float, sigma: float,
-                  generator: torch.Generator | None = None, desc: str = "train LSTM") -> GapPredictor:
-    """Fit the normaliser on the training steps, then the LSTM on the rescaled loss."""
+                  generator: torch.Generator | None = None, desc: str = "train LSTM", loss: str = "rescaled_mse",
+                  eps: float | None = None, band_weight: float = 10.0, norm_sd_scale: float = 1.0,
+                  norm_tie_bounds: bool = False) -> GapPredictor:
+    """Fit the normaliser on the training steps, then the LSTM on the chosen loss (see `train_predictor`)."""
     raw = trajectory_features(batch.upper, batch.lower, batch.work, rates, max_bound)  # (B, T, F)
-    norm = Normalizer.fit(raw, batch.mask)
+    norm = Normalizer.fit(raw, batch.mask, sd_scale=norm_sd_scale, tie_bounds=norm_tie_bounds)
     x = torch.as_tensor(norm(raw), dtype=torch.float32, device=device)
     alg = torch.as_tensor(batch.upper - batch.lower, dtype=torch.float32, device=device)
     target = torch.as_tensor(batch.gap, dtype=torch.float32, device=device)
     mask = torch.as_tensor(batch.mask, device=device)
     model, losses = train_predictor(x, alg, target, mask, hidden, layers, epochs, batch_size, lr, scale, sigma,
-                                    generator=generator, desc=desc)
+                                    generator=generator, desc=desc, loss=loss, eps=eps, band_weight=band_weight)
     return GapPredictor(model, norm, tuple(rates), max_bound, device, losses)
 
 
