@@ -20,6 +20,9 @@ Least-squares references (evidence, not competitors, and not part of the pass cr
   estimate (a linear Gaussian model: least squares = ML, Gauss-Markov).
 * `chordal_rotations`: the chordal least-squares rotation estimate, a local optimum of
   sum_ij ||R_i - R_ij R_j||_F^2 reached by the SO(3) generalized power method from a start.
+* `chordal_cost`: the cost that `chordal_rotations` minimises, to compare estimates.
+* `eig_se3(..., rounding="anchor")` and `eig_se3(..., fix_reflection=False)`: two weaker
+  roundings of EIG-SE(3), to see whether a weaker baseline would explain the paper's table.
 * `dq_translation_fixed_point`: the translations at which DQGPM's update is stationary for
   frozen rotations, with the two ingredients of the DQ sum switched on/off (chapter, results).
 """
@@ -28,7 +31,9 @@ from __future__ import annotations
 
 import torch
 
-from .algebra import dq_conj, dq_from_rt, dq_mul, dq_to_matrix, dq_to_rt, project_so3, quat_conj, quat_mul
+from .algebra import (
+    dq_conj, dq_from_rt, dq_mul, dq_to_matrix, dq_to_rt, is_udq, project_so3, project_udq, quat_conj, quat_mul,
+)
 from .data import PoseGraph
 from .sync import spectral_initializer
 
@@ -40,7 +45,10 @@ def se3_block_matrix(graph: PoseGraph, self_loops: bool = True) -> tuple[Tensor,
 
     `self_loops=False`: X_ii = 0 and the plain degrees (the other convention)."""
     n, (i, j) = graph.n, graph.edges.T
-    T = dq_to_matrix(graph.measurements)  # (m, 4, 4)
+    meas = graph.measurements
+    if not bool(is_udq(meas).all()):  # additive DQ noise: round each measurement to a pose first
+        meas = project_udq(meas)
+    T = dq_to_matrix(meas)  # (m, 4, 4)
     T_inv = torch.linalg.inv(T)
     dtype, dev = T.dtype, T.device
     blocks = torch.zeros(n, n, 4, 4, dtype=dtype, device=dev)
@@ -72,21 +80,34 @@ def _top4_eigenspace(A: Tensor, solver: str) -> Tensor:
     return U[:, :4]  # (N, 4)
 
 
-def eig_se3(graph: PoseGraph, solver: str = "auto", self_loops: bool = True) -> tuple[Tensor, Tensor]:
+def eig_se3(graph: PoseGraph, solver: str = "auto", self_loops: bool = True, rounding: str = "least_squares",
+            fix_reflection: bool = True) -> tuple[Tensor, Tensor]:
     """EIG-SE(3) with its rounding. Returns (R (n, 3, 3), t (n, 3)).
 
     solver: "dense" (torch.linalg.eig, any device), "sparse" (scipy ARPACK `eigs`, CPU) or
     "auto" (dense up to 4n = 1200, sparse above). self_loops: X_ii = I_4 and D = deg + 1
     (default), or X_ii = 0 and D = deg.
+
+    rounding (how the 4x4 mixing of the eigenvectors is fixed): "least_squares" (the compared
+    baseline: bottom rows ~ [0 0 0 1] for all blocks, steps (1)-(3) above) or "anchor" (the
+    cruder gauge fix U <- U U_1^{-1}, node 0's block becomes I_4). fix_reflection=False skips
+    the orientation choice of the least-squares null vectors (evidence only: without it the
+    3x3 blocks are R_i K with det K < 0 about half the time, and the SVD projection fails).
     """
     if solver not in ("auto", "dense", "sparse"):
         raise ValueError(f"unknown solver {solver!r}; valid: 'auto', 'dense', 'sparse'")
+    if rounding not in ("least_squares", "anchor"):
+        raise ValueError(f"unknown rounding {rounding!r}; valid: 'least_squares', 'anchor'")
     n = graph.n
     if solver == "auto":
         solver = "dense" if 4 * n <= 1200 else "sparse"
     X, deg = se3_block_matrix(graph, self_loops)
     A = X / deg.repeat_interleave(4)[:, None]  # D^{-1} X
     U = _top4_eigenspace(A, solver).reshape(n, 4, 4)  # (n nodes, 4 rows, 4 cols)
+    if rounding == "anchor":
+        M = U @ torch.linalg.inv(U[0])  # (n, 4, 4), block 0 = I_4: every block ~ T_i T_0^{-1}
+        M = M / M[:, 3:4, 3:4]
+        return project_so3(M[:, :3, :3]), M[:, :3, 3]
     # (1) choose Q with B Q ~ [0 0 0 1] for the bottom rows B (n, 4) of all blocks.
     B = U[:, 3, :]  # (n, 4)
     _, _, Vh = torch.linalg.svd(B, full_matrices=True)
@@ -95,7 +116,7 @@ def eig_se3(graph: PoseGraph, solver: str = "auto", self_loops: bool = True) -> 
     Q = torch.cat([null, q4], 1)  # (4, 4)
     M = U @ Q  # (n, 4, 4), each block ~ T_i G
     # a reflection in the mixing would make every 3x3 block improper: flip one null vector
-    if float(torch.det(M[:, :3, :3]).median()) < 0:
+    if fix_reflection and float(torch.det(M[:, :3, :3]).median()) < 0:
         Q = torch.cat([-null[:, :1], null[:, 1:], q4], 1)
         M = U @ Q
     # (2) normalise each block by its (4,4) entry, (3) project onto SO(3), read translation.
@@ -149,6 +170,15 @@ def ls_translations(graph: PoseGraph) -> Tensor:
     b.index_add_(0, i, tm)
     b.index_add_(0, j, -(Rm.transpose(-1, -2) @ tm[..., None])[..., 0])
     return _solve(N, b.reshape(-1, 1), hermitian=True).reshape(n, 3)
+
+
+def chordal_cost(graph: PoseGraph, R: Tensor) -> float:
+    """The chordal least-squares cost sum_(i,j) ||R_i - R_ij R_j||_F^2 of rotations R (n, 3, 3)."""
+    if not isinstance(R, torch.Tensor) or tuple(R.shape) != (graph.n, 3, 3):
+        raise ValueError(f"R must have shape ({graph.n}, 3, 3), got {tuple(getattr(R, 'shape', ()))}")
+    i, j = graph.edges[:, 0], graph.edges[:, 1]
+    Rm, _ = dq_to_rt(graph.measurements)  # (m, 3, 3)
+    return float(((R[i] - Rm @ R[j]) ** 2).sum())
 
 
 def chordal_rotations(graph: PoseGraph, R0: Tensor, iters: int = 200, tol: float = 1e-12) -> Tensor:
@@ -207,5 +237,5 @@ def dq_translation_fixed_point(graph: PoseGraph, x: Tensor, rotation_weights: bo
     return _solve(A, b.reshape(-1, 1)).reshape(n, 3)
 
 
-__all__ = ["chordal_rotations", "dq_spectral", "dq_translation_fixed_point", "eig_se3", "eig_se3_dq",
+__all__ = ["chordal_cost", "chordal_rotations", "dq_spectral", "dq_translation_fixed_point", "eig_se3", "eig_se3_dq",
            "ls_translations", "se3_block_matrix"]

@@ -32,6 +32,7 @@ class DQSyncConfig:
     trans_noise_ratio: float = PAPER_TRANS_NOISE_RATIO  # sigma_t = ratio * sigma_R * trans_scale
     trans_scale: float = 1.0  # s: ground-truth translations ~ N(0, s^2 I)
     outlier_rates: tuple[float, ...] = (0.0,)
+    noise_model: str = "pose"  # "pose" (the benchmark) or "additive" (evidence run, see data.py)
     n_seeds: int = 10
     # algorithms
     power_iters: int = 300
@@ -73,6 +74,8 @@ class DQSyncConfig:
             raise ValueError("n_seeds, gpm_iters and power_iters must be positive")
         if any(not 0.0 <= r < 1.0 for r in self.outlier_rates):
             raise ValueError(f"outlier rates must lie in [0, 1), got {self.outlier_rates}")
+        if self.noise_model not in ("pose", "additive"):
+            raise ValueError(f"noise_model must be 'pose' or 'additive', got {self.noise_model!r}")
         if self.dtype not in ("float32", "float64"):
             raise ValueError(f"dtype must be 'float32' or 'float64', got {self.dtype!r}")
         if self.n_scans < 3:

@@ -7,6 +7,12 @@ ground-truth pose of node i and `n_ij` is the UDQ of a random pose with rotation
 the noise in DQ form keeps the quaternion signs consistent with `x_i x_j^*`. A fraction of
 edges can be replaced by uniformly random poses (outliers).
 
+`noise_model="additive"` (evidence only) is the other reading of the paper's
+"C_ij = x_i x_j^* + Delta_ij with i.i.d. Hermitian DQ noise": Delta_ij has i.i.d. Gaussian
+entries, standard part sd sigma_r / 2 and dual part sd sigma_t / 2 (so that, to first order,
+the rotation noise is sigma_r per axis and the translation noise sigma_t per axis), and the
+measurement is not a UDQ. Its translation errors are correlated with its rotation errors.
+
 Random numbers are drawn on the CPU from an explicit `torch.Generator` and then moved to
 the target device, so a seed gives the same problem on every device.
 """
@@ -130,9 +136,13 @@ def make_synthetic_problem(
     seed: int = 0,
     device: str | torch.device = "cpu",
     dtype=torch.float64,
+    noise_model: str = "pose",
 ) -> SyntheticProblem:
     """Ground truth x (uniform rotations, t ~ N(0, s^2 I)), a connected ER graph and
-    measurements C_ij = x_i n_ij x_j^* (a fraction `outlier_rate` replaced by random poses)."""
+    measurements C_ij = x_i n_ij x_j^* (`noise_model="pose"`) or C_ij = x_i x_j^* + Delta_ij
+    (`"additive"`, see the module docstring); a fraction `outlier_rate` replaced by random poses."""
+    if noise_model not in ("pose", "additive"):
+        raise ValueError(f"unknown noise_model {noise_model!r}; valid: 'pose', 'additive'")
     if not 0.0 <= outlier_rate < 1.0:
         raise ValueError(f"outlier_rate must lie in [0, 1), got {outlier_rate}")
     if trans_scale < 0:
@@ -141,8 +151,15 @@ def make_synthetic_problem(
     x_true = random_udq(n, trans_scale, gen, dtype)  # (n, 2, 4)
     edges = erdos_renyi_edges(n, edge_prob, gen)  # (m, 2)
     m = edges.shape[0]
-    noise = noise_udq(m, sigma_r, sigma_t, gen, dtype)  # (m, 2, 4)
-    C = dq_mul(dq_mul(x_true[edges[:, 0]], noise), dq_conj(x_true[edges[:, 1]]))  # (m, 2, 4)
+    if noise_model == "pose":
+        noise = noise_udq(m, sigma_r, sigma_t, gen, dtype)  # (m, 2, 4)
+        C = dq_mul(dq_mul(x_true[edges[:, 0]], noise), dq_conj(x_true[edges[:, 1]]))  # (m, 2, 4)
+    else:
+        if sigma_r < 0 or sigma_t < 0:
+            raise ValueError(f"noise levels must be non-negative, got sigma_r={sigma_r}, sigma_t={sigma_t}")
+        delta = torch.randn(m, 2, 4, generator=gen, dtype=dtype)  # (m, [standard; dual], 4)
+        delta = delta * torch.tensor([0.5 * sigma_r, 0.5 * sigma_t], dtype=dtype)[None, :, None]
+        C = dq_mul(x_true[edges[:, 0]], dq_conj(x_true[edges[:, 1]])) + delta  # (m, 2, 4), not unit
     outliers = torch.rand(m, generator=gen) < outlier_rate  # (m,)
     if bool(outliers.any()):
         k = int(outliers.sum())

@@ -12,17 +12,18 @@ from icml26.common import Timer, progress, report_claim, resolve_device
 from icml26.common.claims import ClaimResult
 
 from .algebra import dq_to_rt
-from .baselines import chordal_rotations, dq_translation_fixed_point, eig_se3, ls_translations
+from .baselines import chordal_cost, chordal_rotations, dq_translation_fixed_point, eig_se3, ls_translations
 from .config import DQSyncConfig
 from .data import PoseGraph, make_synthetic_problem
 from .metrics import pose_errors, pose_errors_rt
 from .registration import ScanSet, make_scans, merge_scans, registration_rmse
-from .sync import GPMResult, dqgpm, spectral_initializer
+from .sync import GPMResult, dqgpm, quaternion_fit, spectral_initializer
 
 METHODS = ("dq_spectral", "dqgpm", "eig_se3")
 # evidence only, never used by the pass criterion: EIG-SE(3) with the other diagonal
-# convention, and the least-squares reference (chordal rotations, ML translations)
-EXTRA = ("eig_se3_nodiag", "reference")
+# convention, with the cruder anchor rounding and without the reflection fix of its
+# least-squares rounding, and the least-squares reference (chordal rotations, ML translations)
+EXTRA = ("eig_se3_nodiag", "eig_se3_anchor", "eig_se3_noflip", "reference")
 
 
 def _dtype(config: DQSyncConfig) -> torch.dtype:
@@ -108,7 +109,7 @@ def run_benchmark(config: DQSyncConfig, seed: int = 0) -> BenchmarkResult:
         prob = make_synthetic_problem(config.ns[a], config.edge_prob, sigma,
                                       config.trans_noise_ratio * sigma * config.trans_scale, config.trans_scale,
                                       config.outlier_rates[b], seed=10**4 * seed + 1000 * a + 100 * b + d, device=device,
-                                      dtype=_dtype(config))
+                                      dtype=_dtype(config), noise_model=config.noise_model)
         out = run_methods(prob.graph, config, seed=d)
         R_true, t_true = dq_to_rt(prob.x_true)
         R_ref = chordal_rotations(prob.graph, out["eig"][0])
@@ -116,6 +117,10 @@ def run_benchmark(config: DQSyncConfig, seed: int = 0) -> BenchmarkResult:
                 "dqgpm": pose_errors(out["gpm"].x, prob.x_true),
                 "eig_se3": pose_errors_rt(*out["eig"], R_true, t_true),
                 "eig_se3_nodiag": pose_errors_rt(*eig_se3(prob.graph, config.eig_solver, self_loops=False),
+                                                 R_true, t_true),
+                "eig_se3_anchor": pose_errors_rt(*eig_se3(prob.graph, config.eig_solver, rounding="anchor"),
+                                                 R_true, t_true),
+                "eig_se3_noflip": pose_errors_rt(*eig_se3(prob.graph, config.eig_solver, fix_reflection=False),
                                                  R_true, t_true),
                 "reference": pose_errors_rt(R_ref, ls_translations(prob.graph), R_true, t_true)}
         for name, e in errs.items():
@@ -295,6 +300,68 @@ def reference_rows(benches: dict[float, BenchmarkResult]) -> list[dict]:
             if bench.fixed_point_trans:
                 for k, arr in bench.fixed_point_trans.items():
                     row[f"trans fixed point {k}"] = float(arr[c].mean())
+            rows.append(row)
+    return rows
+
+
+def start_vs_limit(bench: BenchmarkResult, seed: int = 0) -> list[dict]:
+    """For every (sigma, seed) of the cell n=ns[0], no outliers, where DQGPM's final rotation
+    error is above that of its spectral start: both errors, the quaternion least-squares fit
+    (`sync.quaternion_fit`, larger = better) and the chordal cost (`baselines.chordal_cost`,
+    smaller = better) of start and limit, and the chordal cost and error of the chordal
+    least-squares rotations. Re-creates those instances (same seeds as `run_benchmark`)."""
+    c = bench.config
+    device = resolve_device(c.device)
+    rows = []
+    for ci, sigma in enumerate(c.sigmas):
+        for d in range(c.n_seeds):
+            if bench.rot["dqgpm"][0, 0, ci, d] <= bench.rot["dq_spectral"][0, 0, ci, d] + 1e-12:
+                continue
+            prob = make_synthetic_problem(c.ns[0], c.edge_prob, sigma, c.trans_noise_ratio * sigma * c.trans_scale,
+                                          c.trans_scale, c.outlier_rates[0], seed=10**4 * seed + d, device=device,
+                                          dtype=_dtype(c), noise_model=c.noise_model)
+            x0, _ = spectral_initializer(prob.graph, c.power_iters, c.power_tol, torch.Generator().manual_seed(d))
+            x = dqgpm(prob.graph, x0, c.gpm_iters).x
+            R_true, t_true = dq_to_rt(prob.x_true)
+            R0, Rk = dq_to_rt(x0)[0], dq_to_rt(x)[0]
+            R_ls = chordal_rotations(prob.graph, Rk)
+            rows.append({"p": c.edge_prob, "sigma_R": sigma, "seed": d,
+                         "rot start": pose_errors(x0, prob.x_true)["rot_deg"],
+                         "rot limit": pose_errors(x, prob.x_true)["rot_deg"],
+                         "rot chordal LS": pose_errors_rt(R_ls, t_true, R_true, t_true)["rot_deg"],
+                         "fit start": quaternion_fit(prob.graph, x0), "fit limit": quaternion_fit(prob.graph, x),
+                         "chordal start": chordal_cost(prob.graph, R0), "chordal limit": chordal_cost(prob.graph, Rk),
+                         "chordal LS": chordal_cost(prob.graph, R_ls)})
+    return rows
+
+
+def variant_rows(benches: dict[float, BenchmarkResult], additive: dict[float, BenchmarkResult] | None = None,
+                 fail_deg: float = 30.0) -> list[dict]:
+    """Evidence on the baseline and the noise model, one row per (density p, sigma), cell
+    n=ns[0], no outliers; never used by the pass criterion.
+
+    For each EIG-SE(3) variant ("eig_se3" = the compared baseline, "eig_se3_anchor",
+    "eig_se3_noflip"): mean and standard deviation over seeds of its rotation / translation
+    error, the number of seeds where its rotation error exceeds `fail_deg` degrees (a
+    failure), and the fraction of seeds where DQGPM's error is <= its error. With `additive`
+    (the same benchmark under `noise_model="additive"`), the same figures for the compared
+    baseline there, keys prefixed "add "."""
+    rows = []
+    for p, bench in benches.items():
+        for c, sigma in enumerate(bench.config.sigmas):
+            row = {"p": p, "sigma_R": sigma}
+            sources = [("", bench)] + ([("add ", additive[p])] if additive is not None and p in additive else [])
+            for prefix, b in sources:
+                names = ("eig_se3", "eig_se3_anchor", "eig_se3_noflip") if not prefix else ("eig_se3",)
+                for kind, table in (("rot", b.rot), ("trans", b.trans)):
+                    ours = table["dqgpm"][0, 0, c]  # (seed,)
+                    row[f"{prefix}{kind} dqgpm"] = float(ours.mean())
+                    for k in names:
+                        v = table[k][0, 0, c]
+                        row[f"{prefix}{kind} {k}"], row[f"{prefix}{kind} {k} sd"] = float(v.mean()), float(v.std())
+                        row[f"{prefix}{kind} win {k}"] = float(np.mean(ours <= v))
+                for k in ("dqgpm",) + names:
+                    row[f"{prefix}fails {k}"] = int(np.sum(b.rot[k][0, 0, c] > fail_deg))
             rows.append(row)
     return rows
 

@@ -168,6 +168,44 @@ def attribution_markdown(rows: list[dict], digits: int = 4) -> str:
     return head + body
 
 
+def start_limit_markdown(rows: list[dict]) -> str:
+    """Markdown table of `experiment.start_vs_limit`."""
+    head = ("| p | $\\sigma_R$ | seed | rotation error: start / DQGPM limit / chordal LS (deg) "
+            "| quaternion LS fit (larger = better): start / limit | chordal cost: start / limit / chordal LS |\n"
+            "|---|---|---|---|---|---|\n")
+    body = ""
+    for r in rows:
+        body += (f"| {r['p']:g} | {np.degrees(r['sigma_R']):.0f}° | {r['seed']} "
+                 f"| {r['rot start']:.4f} / {r['rot limit']:.4f} / {r['rot chordal LS']:.4f} "
+                 f"| {r['fit start']:.4f} / {r['fit limit']:.4f} "
+                 f"| {r['chordal start']:.4f} / {r['chordal limit']:.4f} / {r['chordal LS']:.4f} |\n")
+    return head + body
+
+
+def variant_markdown(rows: list[dict], digits: int = 3) -> str:
+    """Markdown table of `experiment.variant_rows`: per (p, sigma), each EIG-SE(3) variant's
+    mean ± sd rotation / translation error, its failures (rotation error > 30 deg) and the
+    fraction of seeds where DQGPM is at least as accurate (rotation / translation)."""
+    variants = (("eig_se3", "EIG-SE(3), compared"), ("eig_se3_anchor", "anchor rounding"),
+                ("eig_se3_noflip", "no reflection fix"))
+    additive = any("add rot eig_se3" in r for r in rows)
+    head = "| p | $\\sigma_R$ | DQGPM rot / trans | " + " | ".join(v for _, v in variants)
+    head += " | additive DQ noise: DQGPM / EIG-SE(3) |" if additive else " |"
+    head += "\n|" + "---|" * (3 + len(variants) + additive) + "\n"
+    body = ""
+    for r in rows:
+        cells = [f"{r['rot dqgpm']:.{digits}g}° / {r['trans dqgpm']:.{digits}g}"]
+        for k, _ in variants:
+            cells.append(f"{r[f'rot {k}']:.{digits}g}±{r[f'rot {k} sd']:.2g}° / {r[f'trans {k}']:.{digits}g}; "
+                         f"fails {r[f'fails {k}']}; DQGPM wins {r[f'rot win {k}']:.1f} / {r[f'trans win {k}']:.1f}")
+        if additive:
+            cells.append(f"{r['add rot dqgpm']:.{digits}g}° / {r['add trans dqgpm']:.{digits}g} vs "
+                         f"{r['add rot eig_se3']:.{digits}g}° / {r['add trans eig_se3']:.{digits}g}; "
+                         f"DQGPM wins {r['add rot win eig_se3']:.1f} / {r['add trans win eig_se3']:.1f}")
+        body += f"| {r['p']:g} | {np.degrees(r['sigma_R']):.0f}° | " + " | ".join(cells) + " |\n"
+    return head + body
+
+
 def plot_reference(benches: dict, kinds: tuple[str, ...] = ("rot", "trans")):
     """Per-seed relative error (%) of DQGPM and of EIG-SE(3) over the least-squares reference,
     one group per (p, sigma): 0 means "as accurate as the reference"."""

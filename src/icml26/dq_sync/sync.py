@@ -113,6 +113,18 @@ def spectral_initializer(graph: PoseGraph, iters: int = 300, tol: float = 1e-10,
     return project_udq(result.v), result
 
 
+def quaternion_fit(graph: PoseGraph, x: Tensor) -> float:
+    """The rotation part of the least-squares fit that DQGPM's fixed points make stationary:
+    sum over both orientations of every edge of <x_i,s, C_ij,s x_j,s> (larger = better fit).
+
+    For unit x_s and unit measurements, sum_(i,j) ||x_i,s - C_ij,s x_j,s||^2 = 2m - this, so
+    maximising it over unit quaternions is the quaternion least-squares problem; x = P(C x) is
+    its first-order condition (the Lagrange condition of the standard part)."""
+    _check_vector(graph, x)
+    y = hermitian_matvec(graph, x) - x  # drop the diagonal C_ii = 1
+    return float((x[:, 0] * y[:, 0]).sum())
+
+
 @dataclass
 class GPMResult:
     """DQGPM output: the estimate x (n, 2, 4) and per-iteration records.
