@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from icml26.usb_rl import (
-    HazardNav, MonotoneScore, PolicyPopulation, WorldModel, dominance_matrix, dual_ascent, effective_multiplier,
+    HazardNav, MonotoneScore, PolicyPopulation, WorldModel, dominance_matrix, dominance_shares, dual_ascent,
+    effective_multiplier,
     fit_score, fit_world_model, get_config, hazard_depth, imagine, pareto_mask, rank_targets, reference_front,
     return_slope, rollout, score_objective,
 )
@@ -103,6 +104,51 @@ def test_score_objective_in_return_units():
     assert all(p.requires_grad for p in s.parameters())  # the score is frozen only during the call
     with pytest.raises(ValueError, match="return_slope"):
         score_objective(s, g_r, g_c, 0.0)
+
+
+def test_score_does_not_depend_on_the_units_of_return_and_cost():
+    # G^r -> a G^r + b, G^c -> k G^c (a, k > 0): same labels, same fitted score, lambda_eff in the new units
+    g_r, g_c = torch.randn(96, generator=G) * 2 - 6, torch.poisson(torch.full((96,), 2.0), generator=G)
+    a, b, k = 10.0, 3.0, 0.25
+    for tol in (0.0, 0.1):
+        assert torch.equal(dominance_matrix(g_r, g_c, tol), dominance_matrix(a * g_r + b, k * g_c, tol))
+    s1, s2 = MonotoneScore(8, torch.Generator().manual_seed(4)), MonotoneScore(8, torch.Generator().manual_seed(4))
+    fit_score(s1, g_r, g_c, 60, tol=0.1)
+    fit_score(s2, a * g_r + b, k * g_c, 60, tol=0.1)
+    with torch.no_grad():
+        assert torch.allclose(s1(g_r, g_c), s2(a * g_r + b, k * g_c), atol=1e-4)
+    lam1 = effective_multiplier(s1, g_r, g_c)
+    lam2 = effective_multiplier(s2, a * g_r + b, k * g_c)
+    assert torch.allclose(lam2, lam1 * a / k, rtol=1e-3)  # return per unit cost, in the new units
+
+
+def test_dominance_shares_by_hand_and_equal_to_the_rank_target_terms():
+    br = torch.tensor([-6.0, -6.0, -5.0, -7.0])
+    bc = torch.tensor([0.0, 1.0, 2.0, 0.0])
+    beats, beaten = dominance_shares(torch.tensor([-5.5, -6.0]), torch.tensor([0.0, 1.0]), br, bc)
+    # (-5.5, 0) beats (-6, 0), (-6, 1), (-7, 0); nothing beats it. (-6, 1) beats nothing (tie with (-6, 1))
+    # and is beaten by (-6, 0)
+    assert beats.tolist() == [0.75, 0.0] and beaten.tolist() == [0.0, 0.25]
+    g_r, g_c = torch.randn(40, generator=G), torch.rand(40, generator=G) * 3
+    for tol in (0.0, 0.1):
+        bt, bn = dominance_shares(g_r, g_c, g_r, g_c, tol)
+        assert torch.allclose(bt - bn, rank_targets(g_r, g_c, tol))  # a batch member gets exactly its target
+    with pytest.raises(ValueError):
+        dominance_shares(torch.zeros(2), torch.zeros(2), torch.zeros(0), torch.zeros(0))
+    with pytest.raises(ValueError):
+        dominance_shares(torch.zeros(2), torch.zeros(3), br, bc)
+
+
+def test_score_objective_of_the_mean_outcome():
+    s = MonotoneScore(8, torch.Generator().manual_seed(5))
+    g_r, g_c = torch.randn(2, 16, generator=G), torch.rand(2, 16, generator=G)
+    s.set_normaliser(g_r.flatten(), g_c.flatten())
+    j = score_objective(s, g_r, g_c, 2.0, of_mean=True)
+    assert j.shape == g_r.shape
+    want = s(g_r.mean(1), g_c.mean(1)).detach() / 2.0
+    assert torch.allclose(j, want[:, None].expand(2, 16))
+    with pytest.raises(ValueError, match="usb_objective"):
+        get_config("smoke", usb_objective="median")
 
 
 def test_pareto_mask_by_hand():

@@ -71,19 +71,27 @@ def linear_objective(g_r: torch.Tensor, g_c: torch.Tensor, lam: torch.Tensor | f
 
 
 def score_objective(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor,
-                    return_slope: float = 1.0) -> torch.Tensor:
+                    return_slope: float = 1.0, of_mean: bool = False) -> torch.Tensor:
     """USB-RL's scalarisation J = S_psi(G^r, G^c) / k with the score's parameters frozen.
 
     k = `return_slope` > 0 is a constant (the score's mean slope dS/dG^r on the current
     outcomes): dividing by it expresses the score in return units, like the baselines'
     G^r - lambda G^c, so the action regulariser shared by all agents weighs the same for
     every agent. A positive constant does not change which outcome the score prefers.
+
+    Default: the score of every imagined outcome (its mean over rollouts is the *expected
+    score*, the per-trajectory RL objective). `of_mean=True` instead scores the mean outcome
+    over the last axis, S(E[G^r], E[G^c]), broadcast back to the input shape: the quantity the
+    baselines' linear objective and the reproduction check are functions of (a diagnostic of
+    the score's risk attitude; not the book default).
     """
     if not return_slope > 0:
         raise ValueError(f"return_slope must be > 0, got {return_slope}")
     for p in score.parameters():
         p.requires_grad_(False)
     try:
+        if of_mean:
+            return (score(g_r.mean(-1, keepdim=True), g_c.mean(-1, keepdim=True)) / return_slope).expand_as(g_r)
         return score(g_r, g_c) / return_slope
     finally:
         for p in score.parameters():

@@ -41,6 +41,7 @@ class USBConfig:
     beta_bt: float = 0.1  # weight of the Bradley-Terry term
     dominance_tol: float = 0.1  # comparisons resolve differences > 0.1 batch std per axis
     outcome_noise_max: float = 0.6  # imagined outcomes for the score: action noise ~ U(0, this)
+    usb_objective: str = "expected_score"  # or "score_of_mean": S(E[G^r], E[G^c]) (a diagnostic)
     # policy optimisation in imagination
     policy_hidden: int = 64
     policy_lr: float = 3e-3
@@ -78,6 +79,8 @@ class USBConfig:
             raise ValueError("cost_budget must be >= 0 and max_cost_ratio in (0, 1]")
         if not 0.0 <= self.score_real_frac <= 1.0:
             raise ValueError(f"score_real_frac must lie in [0, 1], got {self.score_real_frac}")
+        if self.usb_objective not in ("expected_score", "score_of_mean"):
+            raise ValueError(f"usb_objective must be 'expected_score' or 'score_of_mean', got {self.usb_objective!r}")
         if self.score_batch < 4 or self.score_every < 1:
             raise ValueError("score_batch must be >= 4 and score_every >= 1")
 

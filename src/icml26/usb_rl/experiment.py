@@ -129,7 +129,8 @@ def run_seed(config: USBConfig, seed: int = 0, show_progress: bool = True) -> Se
         lam[lag] = lam_lag
         objective = linear_objective(im["G_r"], im["G_c"], lam[:, None])  # (P, M)
         objective = torch.cat([objective[:usb], score_objective(score, im["G_r"][usb:], im["G_c"][usb:],
-                                                                         max(slope, 1e-6))])
+                                                                         max(slope, 1e-6),
+                                                                         config.usb_objective == "score_of_mean")])
         # agents share no parameters: each follows its own objective; the same small pre-tanh
         # penalty for all keeps the actions out of tanh saturation (gradients vanish there)
         loss = -objective.mean(1).sum() + config.action_reg * im["saturation"].mean(1).sum()

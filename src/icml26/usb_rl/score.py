@@ -30,12 +30,42 @@ def dominance_matrix(g_r: torch.Tensor, g_c: torch.Tensor, tol: float = 0.0) -> 
         raise ValueError(f"outcomes must be 1-D batches, got shape {tuple(g_r.shape)}")
     if tol < 0:
         raise ValueError(f"tol must be >= 0, got {tol}")
-    e_r = tol * g_r.std() if (tol > 0 and g_r.numel() > 1) else 0.0
-    e_c = tol * g_c.std() if (tol > 0 and g_c.numel() > 1) else 0.0
+    e_r, e_c = _resolution(g_r, g_c, tol)
     dr = g_r[:, None] - g_r[None, :]  # (B, B): G^r_i - G^r_j
     dc = g_c[:, None] - g_c[None, :]
+    return _dominates(dr, dc, e_r, e_c)
+
+
+def _resolution(g_r: torch.Tensor, g_c: torch.Tensor, tol: float):
+    """Per-axis resolution e = tol * (batch std of that axis); 0 for tol = 0 or one outcome."""
+    e_r = tol * g_r.std() if (tol > 0 and g_r.numel() > 1) else 0.0
+    e_c = tol * g_c.std() if (tol > 0 and g_c.numel() > 1) else 0.0
+    return e_r, e_c
+
+
+def _dominates(dr: torch.Tensor, dc: torch.Tensor, e_r, e_c) -> torch.Tensor:
+    """1[o_i dominates o_j] from the differences dr = G^r_i - G^r_j, dc = G^c_i - G^c_j."""
     strict = (dr > e_r) | (dc < -e_c)
     return ((dr >= -e_r) & (dc <= e_c) & strict).float()
+
+
+def dominance_shares(g_r: torch.Tensor, g_c: torch.Tensor, batch_r: torch.Tensor, batch_c: torch.Tensor,
+                     tol: float = 0.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """For query outcomes (Q,), the share of a comparison batch (B,) that each one dominates and the
+    share that dominates it, under the same rule and resolution (from the batch's std) as
+    `dominance_matrix`. Their difference is the rank target y the query would get as a member
+    of the batch: the quantity the score regresses on, so it shows which outcome the score is
+    taught to prefer (a diagnostic; D_ii = 0, so a batch member queried gets exactly its target)."""
+    _check_outcomes(g_r, g_c)
+    _check_outcomes(batch_r, batch_c)
+    if g_r.dim() != 1 or batch_r.dim() != 1 or batch_r.numel() < 1:
+        raise ValueError("queries and the comparison batch must be 1-D (the batch non-empty)")
+    if tol < 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    e_r, e_c = _resolution(batch_r, batch_c, tol)
+    dr = g_r[:, None] - batch_r[None, :]  # (Q, B): query minus batch member
+    dc = g_c[:, None] - batch_c[None, :]
+    return _dominates(dr, dc, e_r, e_c).mean(1), _dominates(-dr, -dc, e_r, e_c).mean(1)
 
 
 def rank_targets(g_r: torch.Tensor, g_c: torch.Tensor, tol: float = 0.0) -> torch.Tensor:
