@@ -3,8 +3,9 @@ import random
 import pytest
 import torch
 
-from icml26.tam import (TASKS, Routing, SoftMoEEncoder, VideoLM, budget, build_vocab, claim_figures, frame_indices,
-                        get_config, head_loss, make_videos, run_experiment, sample_frames, sample_queries, tokenize)
+from icml26.tam import (TASKS, Routing, SoftMoEEncoder, VideoLM, bird_token, brightness_rule, budget, build_vocab,
+                        claim_figures, diagnose_counting, fit_brightness_rule, frame_indices, get_config, head_loss,
+                        make_videos, run_experiment, sample_frames, sample_queries, threshold_rule, tokenize)
 
 torch.set_num_threads(1)
 
@@ -112,6 +113,10 @@ def test_smoke_run_end_to_end():
     assert all(isinstance(v, bool) for v in checks.values())
     with pytest.raises(ValueError):
         claim_figures(1.0, {"TAM": {}}, res.tokens, c)
+    assert all(len(res.count_curves[k]) == c.steps for k in res.acc if k in res.models)
+    diag = diagnose_counting(res)
+    assert diag["threshold rule"] > 0.9 and diag["TAM"]["acc"] == pytest.approx(res.acc["TAM"]["counting"])
+    assert diag["fixed-H"]["acc"] == pytest.approx(res.acc["fixed-H"]["counting"])
 
 
 def test_claim_criterion_can_pass_and_fail():
@@ -127,3 +132,23 @@ def test_claim_criterion_can_pass_and_fail():
     assert not claim_figures(0.99, bad, tokens, c)[2]["beats_fixed"]
     assert not claim_figures(0.5, good, tokens, c)[2]["inductor"]
     assert len(TASKS) == 2
+
+
+def test_counting_is_resolvable_at_tier_h_but_not_from_brightness_alone():
+    c = get_config("smoke")
+    g = torch.Generator().manual_seed(3)
+    video, ans = make_videos(torch.zeros(2000, dtype=torch.long), c, g)
+    pix = bird_token(video, c)
+    assert pix.shape == (2000, c.patch * c.patch)
+    # noise-free: the bird token holds exactly (answer + 1) lit pixels, so the threshold rule is exact
+    clean, a0 = make_videos(torch.zeros(200, dtype=torch.long), get_config("smoke", noise=0.0), g)
+    assert torch.equal(threshold_rule(bird_token(clean, c)), a0)
+    assert (threshold_rule(pix) == ans).float().mean() > 0.97  # with the default noise it stays near-exact
+    edges, labels = fit_brightness_rule(c)
+    assert edges.shape == (24,) and labels.shape == (25,)
+    acc = (brightness_rule(pix, edges, labels) == ans).float().mean()
+    assert 0.5 < acc < 0.8  # the total brightness alone leaves the count ambiguous
+    with pytest.raises(ValueError):
+        fit_brightness_rule(c, n=100, n_bins=20)
+    with pytest.raises(ValueError):
+        bird_token(video[0], c)

@@ -67,7 +67,7 @@ class TAMConfig:
             raise ValueError(f"noise must be >= 0, got {self.noise}")
 
 
-EXPECTED_TIME = {"smoke": "~5 s", "reduced": "~45 s on 2 CPU cores", "full": "~5 min on one GPU"}
+EXPECTED_TIME = {"smoke": "~5 s", "reduced": "~60 s on 2 CPU cores", "full": "~5 min on one GPU"}
 
 PRESETS = {
     "smoke": TAMConfig(inductor_steps=20, steps=4, batch=8, n_eval=16),

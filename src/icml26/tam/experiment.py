@@ -10,9 +10,9 @@ import torch.nn.functional as F
 
 from icml26.common import progress, resolve_device, seed_everything
 
-from .config import TASKS, TAMConfig
+from .config import N_ANSWERS, TASKS, TAMConfig
 from .data import build_vocab, make_videos, sample_queries, tokenize
-from .model import Inductor, VideoLM
+from .model import Inductor, VideoLM, sample_frames
 
 BUDGET_TABLE = {"counting": 0, "temporal": 1}  # task -> tier index into (tier_h, tier_l)
 
@@ -87,12 +87,16 @@ def batch(c: TAMConfig, vocab, n: int, gen, rng, device, split="train", tasks=No
 
 
 def train_model(model: VideoLM, routing: Routing, ind, c: TAMConfig, vocab, device, seed=0, desc="train"):
-    """AdamW on the answer CE; the hard tier choice is a fixed index (no gradient through argmax)."""
+    """AdamW on the answer CE; the hard tier choice is a fixed index (no gradient through argmax).
+
+    Returns per-step (losses, gate entropies, counting accuracy on the training batch); the last one
+    is a free learning curve of the counting task (NaN on a step whose batch has no counting clip).
+    """
     gen = torch.Generator(device="cpu").manual_seed(seed + 1)
     rng = random.Random(seed + 1)
     opt = torch.optim.AdamW(model.parameters(), lr=c.lr)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, c.lr, total_steps=c.steps, pct_start=0.1)
-    losses, entropies = [], []
+    losses, entropies, count_acc = [], [], []
     model.train()
     for _ in progress(range(c.steps), desc=desc, leave=False):
         video, ids, lens, gold, answers = batch(c, vocab, c.batch, gen, rng, device)
@@ -106,8 +110,12 @@ def train_model(model: VideoLM, routing: Routing, ind, c: TAMConfig, vocab, devi
         sched.step()
         losses.append(loss.item())
         entropies.append(float(-(w * w.clamp_min(1e-9).log()).sum(1).mean().detach()))
+        counting = gold == TASKS.index("counting")
+        with torch.no_grad():
+            right = (predict(logits, task) == answers)[counting].float()
+        count_acc.append(right.mean().item() if counting.any() else float("nan"))
     model.eval()
-    return losses, entropies
+    return losses, entropies, count_acc
 
 
 @torch.no_grad()
@@ -134,6 +142,7 @@ class Result:
     acc: dict = field(default_factory=dict)  # model name -> evaluate() dict
     tokens: dict = field(default_factory=dict)  # model name -> visual tokens per query (max over tiers)
     curves: dict = field(default_factory=dict)  # model name -> training losses
+    count_curves: dict = field(default_factory=dict)  # model name -> training-batch counting accuracy per step
     gate_entropy: list = field(default_factory=list)
     models: dict = field(default_factory=dict)
     inductor: Inductor | None = None
@@ -160,8 +169,9 @@ def run_experiment(c: TAMConfig, seed: int = 0) -> Result:
     for name, (model, routing) in build_models(c, vocab).items():
         seed_everything(seed)
         model = model.to(device)
-        losses, ent = train_model(model, routing, ind, c, vocab, device, seed, desc=name)
+        losses, ent, count_acc = train_model(model, routing, ind, c, vocab, device, seed, desc=name)
         res.curves[name] = losses
+        res.count_curves[name] = count_acc
         res.acc[name] = evaluate(model, routing, ind, c, vocab, device)
         res.tokens[name] = max(model.n_visual_tokens())
         res.models[name] = model
@@ -204,3 +214,84 @@ def claim_figures(inductor_acc: float, acc: dict, tokens: dict, c: TAMConfig) ->
     claim = ("a task-aware (Inductor-routed) hybrid MoE vision tower beats one fixed visual pipeline "
              "at no larger token budget")
     return claim, measured, checks
+
+
+def bird_token(video: torch.Tensor, c: TAMConfig) -> torch.Tensor:
+    """The pixels of the brightest patch token of the high-resolution tier, averaged over its frames.
+
+    (B, T, S, S) -> (B, p*p) with p = c.patch: what tier H gives the tower about the birds (all birds
+    of a clip lie inside one 8x8-pixel native patch, i.e. inside ONE patch token at 16x16).
+    """
+    if video.dim() != 4:
+        raise ValueError(f"video must have shape (B, T, S, S), got {tuple(video.shape)}")
+    n_f, side = c.tier_h
+    img = sample_frames(video, n_f, side).mean(1)  # (B, side, side)
+    B, p, g = img.shape[0], c.patch, side // c.patch
+    tok = img.view(B, g, p, g, p).permute(0, 1, 3, 2, 4).reshape(B, g * g, p * p)  # (B, tokens, p*p pixels)
+    k = tok.sum(2).argmax(1)  # (B,) brightest token
+    return tok[torch.arange(B, device=video.device), k]  # (B, p*p)
+
+
+def threshold_rule(pixels: torch.Tensor, threshold: float = 0.125) -> torch.Tensor:
+    """Hand-written counter: number of pixels of the bird token above `threshold`, minus 1 (answer index)."""
+    return ((pixels > threshold).sum(1) - 1).clamp(0, N_ANSWERS["counting"] - 1)
+
+
+def fit_brightness_rule(c: TAMConfig, n: int = 4000, n_bins: int = 25, seed: int = 7) -> tuple[torch.Tensor, torch.Tensor]:
+    """The best count predictor that reads only the bird token's *total* brightness.
+
+    Fitted on `n` fresh counting clips: quantile bins of the summed brightness, majority answer per bin.
+    This is what a tower that sums its patch's pixels linearly (and never thresholds them) can reach.
+    Returns (bin edges (n_bins - 1,), answer per bin (n_bins,)).
+    """
+    if n < 10 * n_bins:
+        raise ValueError(f"need at least 10 clips per bin, got n={n} for n_bins={n_bins}")
+    gen = torch.Generator().manual_seed(seed)
+    sums, answers = [], []
+    for start in range(0, n, 250):  # chunks keep the (b, T, S, S) videos small
+        video, ans = make_videos(torch.zeros(min(250, n - start), dtype=torch.long), c, gen)
+        sums.append(bird_token(video, c).sum(1))
+        answers.append(ans)
+    s, ans = torch.cat(sums), torch.cat(answers)  # (n,), (n,)
+    edges = torch.quantile(s, torch.linspace(0, 1, n_bins + 1)[1:-1])  # (n_bins - 1,)
+    counts = torch.zeros(n_bins, N_ANSWERS["counting"])
+    counts.index_put_((torch.bucketize(s, edges), ans), torch.ones(n), accumulate=True)
+    return edges, counts.argmax(1)
+
+
+def brightness_rule(pixels: torch.Tensor, edges: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Apply a rule from `fit_brightness_rule` to bird-token pixels (B, p*p) -> answer index (B,)."""
+    return labels.to(pixels.device)[torch.bucketize(pixels.sum(1), edges.to(pixels.device))]
+
+
+@torch.no_grad()
+def diagnose_counting(res: Result, seed: int = 123) -> dict:
+    """Why counting stalls: compare every model's counting answers on the test clips of `evaluate`
+    (same seed, so the same videos) with the threshold rule and the brightness-only rule.
+
+    Returns {"threshold rule": acc, "brightness rule": acc, name: {"acc", "agree_brightness",
+    "acc_where_brightness_wrong"}}: a model that only learned the total brightness agrees with the
+    brightness rule and is rarely right where that rule is wrong; a real counter is right there too.
+    """
+    c, device = res.config, resolve_device(res.config.device)
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    rng = random.Random(seed)
+    tasks = torch.zeros(c.n_eval, device=device, dtype=torch.long)
+    video, ids, lens, gold, answers = batch(c, res.vocab, c.n_eval, gen, rng, device, "test", tasks)
+    pix = bird_token(video, c)
+    edges, labels = fit_brightness_rule(c)
+    by_brightness = brightness_rule(pix, edges, labels)
+    b_ok = by_brightness == answers
+    out = {"threshold rule": (threshold_rule(pix) == answers).float().mean().item(),
+           "brightness rule": b_ok.float().mean().item()}
+    routes = {"TAM": Routing("inductor")} | {k: Routing("fixed") for k in ("fixed", "fixed-H", "fixed-L")}
+    for name, routing in routes.items():
+        if name not in res.models:
+            continue
+        task, tier, probs = routing(res.inductor, ids, gold)
+        logits, _ = res.models[name](video, ids, lens, task, tier, probs)
+        pred = predict(logits, task)
+        out[name] = {"acc": (pred == answers).float().mean().item(),
+                     "agree_brightness": (pred == by_brightness).float().mean().item(),
+                     "acc_where_brightness_wrong": (pred == answers)[~b_ok].float().mean().item()}
+    return out
