@@ -171,6 +171,28 @@ def test_startup_only_changes_the_first_decision(startup):
     assert pred.calls == (2 if startup == "predictor" else 1) and len(calls) == n_first + 2
 
 
+def test_first_decision_counts_as_a_stall_and_later_ones_use_the_executed_actions():
+    """The stall test reads the history the predictor sees: at the first decision the zero
+    history (velocity 0, so the perturbation fires), then the last H_p executed actions."""
+    from types import SimpleNamespace
+    from icml26.step_diffusion_policy.policy import ChunkPolicy
+    c = get_config("smoke")
+    norm = LinearNormalizer(torch.stack([torch.full((6,), -1.0), torch.ones(6)]))
+    anorm = LinearNormalizer(torch.stack([torch.full((2,), -1.0), torch.ones(2)]))
+    trained = SimpleNamespace(config=c, denoiser=ConditionalMLPDenoiser(2, 6, c.obs_horizon, c.pred_horizon, 8, 1),
+                              predictor=CountingPredictor(), obs_norm=norm, act_norm=anorm, device=torch.device("cpu"))
+    pol = ChunkPolicy(trained, MethodSpec("S", "predictor", 2, "ddpm", perturb=True), 2, torch.Generator().manual_seed(0))
+    pol.act(torch.zeros(2, c.obs_horizon, 6))
+    assert pol.n_stalled == 2  # both episodes start at rest
+    moving = torch.cumsum(torch.full((2, c.action_horizon, 2), 0.03), 1)  # 0.042 per step
+    pol.executed(torch.stack([moving[0], torch.zeros(c.action_horizon, 2)]))  # episode 1 does not move
+    pol.act(torch.zeros(2, c.obs_horizon, 6))
+    assert pol.n_stalled == 3
+    no = ChunkPolicy(trained, MethodSpec("S", "predictor", 2, "ddpm", perturb=False), 2, torch.Generator().manual_seed(0))
+    no.act(torch.zeros(2, c.obs_horizon, 6))
+    assert no.n_stalled == 0
+
+
 def test_claim_criterion_can_fail_and_pass():
     c = get_config("reduced")
     names = E.method_names(c)
@@ -192,6 +214,8 @@ def test_bad_input_is_rejected():
         get_config("smoke", refine_steps=0)
     with pytest.raises(ValueError, match="must be <="):
         get_config("smoke", refine_steps=500)
+    with pytest.raises(ValueError, match="prev_horizon must be >= 2"):
+        get_config("smoke", prev_horizon=1)
     with pytest.raises(ValueError, match="unknown sampler"):
         get_config("smoke", sampler="euler")
     with pytest.raises(ValueError, match="denoising steps"):

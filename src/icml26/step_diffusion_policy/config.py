@@ -74,6 +74,8 @@ class StepConfig:
                      "predictor_steps", "batch_size", "contraction_steps"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
+        if self.prev_horizon < 2:
+            raise ValueError(f"prev_horizon must be >= 2 (the stall test needs a velocity), got {self.prev_horizon}")
         if self.obs_horizon - 1 + self.action_horizon > self.pred_horizon:
             raise ValueError(f"the executed actions [T_o-1, T_o-1+n_a) = [{self.obs_horizon - 1}, "
                              f"{self.obs_horizon - 1 + self.action_horizon}) do not fit in H={self.pred_horizon}")

@@ -157,8 +157,11 @@ class ChunkPolicy:
     STEP's first decision of an episode is warm-started like every other one: the predictor
     sees a zero history, as in the official `CombinedInferencePolicy` (its first call has no
     previous output and the predictor falls back to zeros), and its chunk is refined with the
-    same K' steps. The velocity-aware perturbation needs executed actions, so it starts at the
-    second decision. `MethodSpec.startup` swaps only that first chunk (a diagnostic)."""
+    same K' steps. The velocity-aware perturbation tests the same history the predictor sees
+    (README: stall if ||Delta A|| < eps on the past actions), unnormalised: the last H_p executed
+    actions, and at the first decision the zero history, whose velocity is 0. So the agent at
+    rest at the episode start counts as stalled (the README's static-friction case).
+    `MethodSpec.startup` swaps only the first chunk (a diagnostic)."""
 
     def __init__(self, trained: TrainedPolicy, spec: MethodSpec, batch: int, generator: torch.Generator):
         c, dev = trained.config, trained.device
@@ -188,8 +191,9 @@ class ChunkPolicy:
         elif spec.start == "predictor":
             A = t.predictor(self.prev_exec, obs)  # Â_t (B, H, d_a)
             if spec.steps:
-                if spec.perturb and self.exec_raw is not None:
-                    A, stalled = velocity_perturbation(A, self.exec_raw, c.stall_threshold, c.sigma_scale,
+                if spec.perturb:  # stall test on the history the predictor sees (zeros at the start)
+                    history = t.act_norm.unnormalize(self.prev_exec)  # (B, H_p, d_a) raw
+                    A, stalled = velocity_perturbation(A, history, c.stall_threshold, c.sigma_scale,
                                                        c.sigma_stall, self.g)
                     self.n_stalled += int(stalled.sum())
                 A = warm_start_refine(t.denoiser, self.scheduler, spec.steps, obs, A, self.g)
