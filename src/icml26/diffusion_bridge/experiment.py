@@ -237,7 +237,9 @@ def claim_figures(res: ExperimentResult) -> tuple[str, dict, dict]:
         f"acc SDB@{mid}": round(a("SDB", mid), 2),
         "acc paired@1": round(a("paired-only", 1.0), 2),
         "acc SDB@1": round(a("SDB", 1.0), 2),
-        "acc SDB@0": round(a("SDB", 0.0), 2),
+        # chance level (10 classes), in no check; one decimal because its second decimal (0.10 vs 0.11)
+        # differs between CPU models even under the same ATen kernels
+        "acc SDB@0": round(a("SDB", 0.0), 1),
         "MMD ratio SDB@0/paired@1": round(mmd0 / mmd_full, 1),
     }
     checks = {
