@@ -48,8 +48,13 @@ PRESETS = {
                         a_n_test=100, a_mc_draws=16, a_steps=30, b_n_w2s=300, b_hidden=32,
                         b_steps=20, b_temperatures=(1.0, 4.0), expected_time="a few seconds"),
     "reduced": W2SGConfig(),
+    # Sized for a 16 GB GPU and 12 GB of host memory (a Colab T4): the largest tensors are the
+    # student features, seeds x students x (width + 1) float64 = 3.3 GB (+ a float32 copy for
+    # KL), and the teacher draws on the test inputs, seeds x noise levels x tests x draws x
+    # classes float64 = 2 GB. The first version (50 000 students, widths to 4096, 5000 tests)
+    # needed about 33 GB for the features and 20 GB of host memory for the test views.
     "full": W2SGConfig(seeds=20, a_dim=20, a_classes=5, a_noise_levels=(0.25, 0.5, 1.0, 1.5, 2.0),
-                       a_widths=(4, 16, 64, 256, 1024, 4096), a_n_student=50_000, a_n_test=5000,
+                       a_widths=(4, 16, 64, 256, 1024), a_n_student=20_000, a_n_test=2000,
                        a_mc_draws=256, a_steps=500, b_hidden=512, b_steps=400,
                        b_temperatures=(0.5, 1.0, 2.0, 4.0, 8.0), expected_time="about 10 min on one GPU"),
 }

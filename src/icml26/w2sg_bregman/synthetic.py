@@ -59,6 +59,25 @@ def teacher_predict(z: torch.Tensor, weights: torch.Tensor, bias: torch.Tensor, 
     return torch.softmax(out, dim=-1) if loss == "kl" else out
 
 
+def teacher_views(x: torch.Tensor, sigma: torch.Tensor, draws: int, gen: torch.Generator) -> torch.Tensor:
+    """M corrupted views z = x + sigma * xi of each input, per noise level: x (T, d) and
+    sigma (L, 1, 1) -> (L, T, M, d)."""
+    noise = torch.randn(sigma.shape[0], *x.shape[:-1], draws, x.shape[-1], generator=gen, dtype=x.dtype)
+    return x[None, :, None] + sigma[..., None] * noise  # (1, T, 1, d) + (L, 1, 1, 1) * (L, T, M, d)
+
+
+def seedwise_decomposition(g: torch.Tensor, student: torch.Tensor, teacher: torch.Tensor,
+                           loss: str) -> dict[str, torch.Tensor]:
+    """`misfit_decomposition` per input, one seed at a time to bound memory (its (N, M, C)
+    intermediates are several times the teacher draws): g (S, T, C), student (S, L, T, C),
+    teacher (S, L, T, M, C) -> {term: (S, L, T)}."""
+    S, L, T, C = student.shape
+    M = teacher.shape[3]
+    per_seed = [misfit_decomposition(g[s, None].expand(L, T, C).reshape(-1, C), student[s].reshape(-1, C),
+                                     teacher[s].reshape(-1, M, C), loss) for s in range(S)]  # (L*T,) each
+    return {k: torch.stack([t[k] for t in per_seed]).reshape(S, L, T) for k in per_seed[0]}
+
+
 def random_features(x: torch.Tensor, proj: torch.Tensor, offset: torch.Tensor) -> torch.Tensor:
     """Random ReLU features plus a constant: x (S, N, d), proj (S, d, m) -> (S, N, m + 1)."""
     h = torch.relu(x @ proj + offset) / proj.shape[-1] ** 0.5
@@ -132,11 +151,13 @@ def run_synthetic(cfg, loss: str, seed0: int = 0, device: torch.device | str = "
     x_tr = torch.randn(S, cfg.a_n_student, d, generator=gen, dtype=DTYPE)
     z_tr = x_tr[:, None] + sig * torch.randn(S, L, *x_tr.shape[1:], generator=gen, dtype=DTYPE)
     labels = teacher_predict(z_tr, tw, tb, loss)  # (S, L, N, C)
-    # test: M teacher draws per clean test input
+    # test: M teacher draws per clean test input. The views are drawn one seed at a time (the same
+    # random stream as one (S, L, T, M, d) draw whenever L*T*M*d is a multiple of 16, as in every
+    # preset), so that they never sit in memory at once: 20 GB at S=20, T=5000, M=256, d=20.
     x_te = torch.randn(S, cfg.a_n_test, d, generator=gen, dtype=DTYPE)
     g_te = torch.stack([target(x_te[s], tasks[s], loss) for s in range(S)])  # (S, T, C)
-    z_te = x_te[:, None, :, None] + sig[..., None] * torch.randn(S, L, cfg.a_n_test, M, d, generator=gen, dtype=DTYPE)
-    teach_te = teacher_predict(z_te, tw[:, :, :, None], tb[:, :, :, None], loss)  # (S, L, T, M, C)
+    teach_te = torch.stack([teacher_predict(teacher_views(x_te[s], sig[0], M, gen), tw[s, :, :, None],
+                                            tb[s, :, :, None], loss) for s in range(S)])  # (S, L, T, M, C)
     m_max = max(cfg.a_widths)
     proj = torch.randn(S, d, m_max, generator=gen, dtype=DTYPE).to(device)
     offset = torch.randn(S, 1, m_max, generator=gen, dtype=DTYPE).to(device)
@@ -148,10 +169,7 @@ def run_synthetic(cfg, loss: str, seed0: int = 0, device: torch.device | str = "
         w = fit_students(f_tr, labels, loss, cfg.a_ridge, cfg.a_steps, cfg.a_lr)
         out = torch.einsum("stm,slmc->sltc", f_te, w)
         student = torch.softmax(out, -1) if loss == "kl" else out  # (S, L, T, C)
-        # flatten (S, L, T) into one input axis for the per-input decomposition
-        terms = misfit_decomposition(g_te[:, None].expand_as(student).reshape(-1, C),
-                                     student.reshape(-1, C), teach_te.reshape(-1, M, C), loss)
-        per = {k: v.reshape(S, L, -1) for k, v in terms.items()}  # (S*L*T,) -> (S, L, T)
+        per = seedwise_decomposition(g_te, student, teach_te, loss)  # each (S, L, T)
         for s in range(S):
             for li, sigma in enumerate(cfg.a_noise_levels):
                 row = {"loss": loss, "seed": s, "noise": sigma, "width": width}
