@@ -96,7 +96,7 @@ PRESETS: dict[str, BridgeConfig] = {
 }
 
 EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
-                 "full": "about an hour on one GPU"}
+                 "full": "about 1-1.5 hours on a T4 GPU (estimated, not yet timed)"}
 
 
 def get_config(name: str = "reduced", **overrides) -> BridgeConfig:

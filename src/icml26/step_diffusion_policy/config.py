@@ -106,7 +106,7 @@ PRESETS: dict[str, StepConfig] = {
 }
 
 EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about a minute on 2 CPU cores",
-                 "full": "about 15 minutes on one GPU"}
+                 "full": "about 15-30 minutes on one GPU (estimated, not yet timed)"}
 
 
 def get_config(name: str = "reduced", **overrides) -> StepConfig:

@@ -96,7 +96,7 @@ PRESETS: dict[str, USBConfig] = {
 }
 
 EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
-                 "full": "a few minutes on one GPU"}
+                 "full": "about 20 minutes on a T4 GPU (estimated, not yet timed)"}
 
 
 def get_config(name: str = "reduced", **overrides) -> USBConfig:
