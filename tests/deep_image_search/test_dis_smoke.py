@@ -30,3 +30,15 @@ def test_smoke_end_to_end():
     assert len(results_rows(r)) == 4
     assert (r.records[r.records.arm == "agent"].rejected == 0).all()
     assert all(v.startswith("rejected") for v in hostile_demo(r).values())
+
+
+def test_openai_policy_without_endpoint_fails_fast(monkeypatch):
+    """A full run with policy='openai' and no endpoint configured stops before any training, clearly."""
+    from icml26.deep_image_search import OpenAIPolicy
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
+        make_policy("openai", get_config("smoke"))
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8000/v1")
+    policy = OpenAIPolicy()  # a local server needs no key; the client is created lazily
+    assert policy.base_url == "http://localhost:8000/v1" and policy.api_key == "not-needed"

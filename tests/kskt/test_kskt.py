@@ -396,3 +396,16 @@ def test_release_schedule_restarts_each_phase(monkeypatch):
 def test_late_pool_probe_runs(model, batch):
     f = E.stream_features(model, make_roleplay_data(40, seed=2), pool="late")
     assert f["self"].shape == (40, 64) and f["other"].shape == (40, 64)
+
+
+def test_eval_batch_size_caps_large_vocabularies():
+    """Evaluation batches keep the reduced run's size and shrink for a real checkpoint's vocabulary."""
+    from transformers import Qwen3ForCausalLM
+
+    from icml26.kskt.train import LOGITS_BUDGET, eval_batch_size
+    small = build_kskt(tiny_qwen3_config(VOCAB_SIZE, intermediate_size=32), seed=0)
+    assert eval_batch_size(small, 18, 500) == 500
+    big = Qwen3ForCausalLM(tiny_qwen3_config(151_936, hidden_size=16, num_layers=1, num_heads=2, num_kv_heads=1,
+                                             head_dim=8, intermediate_size=16))
+    b = eval_batch_size(big, 18, 500)
+    assert 1 <= b < 500 and b * 18 * 151_936 <= LOGITS_BUDGET

@@ -159,7 +159,12 @@ class OpenAIPolicy:
                  temperature: float = 0.0):
         self.model = model or os.environ.get("DIS_LLM_MODEL", "gpt-4o-mini")
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-        self.api_key = api_key or os.environ.get("OPENAI_API_KEY", "not-needed")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if self.base_url is None and key is None:
+            raise ValueError("policy 'openai' needs an endpoint: set OPENAI_BASE_URL to an OpenAI-compatible server "
+                             "(vLLM, Ollama; no key needed) or OPENAI_API_KEY for the hosted API, and optionally "
+                             "DIS_LLM_MODEL (default gpt-4o-mini); or use policy='scripted'")
+        self.api_key = key or "not-needed"  # local servers accept any key
         self.temperature = temperature
         self.name = f"OpenAI-compatible endpoint ({self.model})"
         self._client = None

@@ -86,7 +86,8 @@ PRESETS: dict[str, DISConfig] = {
 }
 
 EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about a minute on 2 CPU cores",
-                 "full": "10-20 minutes on one GPU (plus the LLM endpoint's latency)"}
+                 "full": "10-20 minutes on one GPU, plus about 40 000 sequential LLM calls "
+                         "(hours at 1-2 s each; policy='scripted' skips them)"}
 
 
 def get_config(name: str = "reduced", **overrides) -> DISConfig:

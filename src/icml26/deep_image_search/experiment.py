@@ -106,6 +106,7 @@ def run_experiment(config, device, seed: int = 0) -> Results:
     """
     start = time.time()
     device = torch.device(device)
+    make_policy(config.policy, config)  # fail fast on a misconfigured policy, before minutes of training
     model, losses = train_perception(config, seed, device)
     rows, trajs, albums, queries = [], {}, {}, {}
     for s in config.seeds:

@@ -111,7 +111,8 @@ PRESETS: dict[str, KSKTConfig] = {
 }
 
 EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
-                 "full": "hours on one GPU (downloads Qwen3-0.6B)"}
+                 "full": "about 2 hours on an A100 with >= 40 GB, estimated (downloads Qwen3-0.6B; "
+                         "both models and their AdamW states sit on the GPU: too big for a 16 GB T4)"}
 
 
 def get_config(name: str = "reduced", **overrides) -> KSKTConfig:

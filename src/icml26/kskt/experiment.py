@@ -18,7 +18,7 @@ from .config import KSKTConfig
 from .data import (ANSWER0, REFUSE0, SLOT_POS, USER_CLOSE_POS, VOCAB_SIZE, RolePlayData, make_roleplay_data,
                    model_inputs)
 from .model import STREAMS, KSKTForCausalLM, KSKTSpec, build_kskt, tiny_qwen3_config
-from .train import TrainLog, train_model
+from .train import TrainLog, eval_batch_size, train_model
 
 PROBES = ("self->style", "other->style", "other->topic", "self->topic")
 POOLS = ("prompt", "all", "late")
@@ -72,6 +72,7 @@ def stream_features(model: KSKTForCausalLM, data: RolePlayData, pool: str = "pro
     t_end = None if pool == "all" else SLOT_POS["r1"]
     model.eval()
     feats = {"self": [], "other": []}
+    batch_size = eval_batch_size(model, data.input_ids.shape[1], batch_size)
     for i in range(0, len(data), batch_size):
         ids = data.input_ids[i:i + batch_size]
         aux = model(ids, **model_inputs(ids), force_system2=True).aux[-1]

@@ -135,11 +135,22 @@ def forward_any(model: nn.Module, input_ids: torch.Tensor, **kw):
     return model(input_ids=input_ids, use_cache=False).logits, None
 
 
+LOGITS_BUDGET = 2 ** 28  # entries of one evaluation batch's (B, T, vocab) logits: 1 GiB in float32
+
+
+def eval_batch_size(model: nn.Module, seq_len: int, batch_size: int) -> int:
+    """`batch_size`, capped so that one evaluation batch's logits stay within LOGITS_BUDGET
+    entries (with a real checkpoint's 151 936-token vocabulary, 500 sequences would need 5.5 GB)."""
+    vocab = (model.lm if isinstance(model, KSKTForCausalLM) else model).config.vocab_size
+    return max(1, min(batch_size, LOGITS_BUDGET // (seq_len * vocab)))
+
+
 @torch.no_grad()
 def slot_accuracy(model: nn.Module, data: RolePlayData, batch_size: int = 500, **kw) -> dict[str, float]:
     """Teacher-forced accuracy of each response slot; r2 is also split into conflict items."""
     model.eval()
     hits = {k: [] for k in SLOT_POS}
+    batch_size = eval_batch_size(model, data.input_ids.shape[1], batch_size)
     for i in range(0, len(data), batch_size):
         ids = data.input_ids[i:i + batch_size]
         logits, _ = forward_any(model, ids, force_system2=True, **kw) if isinstance(model, KSKTForCausalLM) \
