@@ -282,3 +282,14 @@ def test_bayes_accuracy_bounds_the_models():
     with pytest.raises(ValueError, match="shape"):
         from icml26.prism.data import bayes_posterior
         bayes_posterior(task.test, task.test_mask[:, :3], task.transitions, 2, 0.1)
+
+
+def test_bayes_accuracy_is_chunk_invariant():
+    """The Bayes ceiling is the same whether the posterior runs over all test sequences at once
+    or in chunks (the full preset chunks it to bound memory)."""
+    from icml26.prism.data import bayes_posterior, make_task
+    task = make_task(n_train=16, n_test=37, seq_len=12, seed=0)
+    post = bayes_posterior(task.test, task.test_mask, task.transitions, task.n_private, task.p_private)
+    whole = float((post.argmax(-1)[task.test_mask] == task.test[task.test_mask]).double().mean())
+    assert task.bayes_accuracy(chunk=512) == whole
+    assert abs(task.bayes_accuracy(chunk=5) - whole) < 1e-12

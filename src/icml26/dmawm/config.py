@@ -86,7 +86,7 @@ PRESETS: dict[str, DMAWMConfig] = {
 }
 
 EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about a minute on 2 CPU cores",
-                 "full": "tens of minutes on one GPU"}
+                 "full": "about an hour on a T4 GPU (estimated, not yet timed)"}
 
 
 def get_config(name: str = "reduced", **overrides) -> DMAWMConfig:
