@@ -153,7 +153,7 @@ def run_synthetic(cfg, loss: str, seed0: int = 0, device: torch.device | str = "
     labels = teacher_predict(z_tr, tw, tb, loss)  # (S, L, N, C)
     # test: M teacher draws per clean test input. The views are drawn one seed at a time (the same
     # random stream as one (S, L, T, M, d) draw whenever L*T*M*d is a multiple of 16, as in every
-    # preset), so that they never sit in memory at once: 20 GB at S=20, T=5000, M=256, d=20.
+    # preset), so that they never sit in memory at once (8 GB at the full preset, 20 GB at its first size).
     x_te = torch.randn(S, cfg.a_n_test, d, generator=gen, dtype=DTYPE)
     g_te = torch.stack([target(x_te[s], tasks[s], loss) for s in range(S)])  # (S, T, C)
     teach_te = torch.stack([teacher_predict(teacher_views(x_te[s], sig[0], M, gen), tw[s, :, :, None],
