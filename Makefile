@@ -17,10 +17,13 @@ BOOK_CONFIG = $(if $(filter 1,$(OFFLINE)),_build/offline/_config.yml,_config.yml
 BOOK_FLAGS = --toc book/_toc.yml --config $(BOOK_CONFIG)
 OFFLINE_ASSETS = $(if $(filter 1,$(OFFLINE)),$(PY) book/vendor/offline.py)
 
-# Stored outputs are compared bit-for-bit by nbval after rounding, so every execution uses the
-# same CPU kernels: PyTorch's AVX2 code path, which every x86-64 machine we run on has (AVX-512
-# kernels round differently and flip a few checked figures). Override with ATEN_CPU_CAPABILITY=...
-export ATEN_CPU_CAPABILITY ?= avx2
+# Portable numerics: every execution pins the CPU math libraries (ATen, MKL, oneDNN, OpenBLAS,
+# numpy's SIMD loops) to their AVX2 code path and a fixed thread count, so a run on any x86-64
+# machine prints what the stored run printed. The one list of settings is icml26/numerics.py;
+# ICML26_NUMERICS=native lets the libraries pick their widest kernels instead.
+_build/numerics.mk: src/icml26/numerics.py
+	@mkdir -p _build && $(PYTHON) src/icml26/numerics.py > $@
+include _build/numerics.mk
 
 .PHONY: help setup book book-strict serve test unit nbval browser run chapters clean
 

@@ -19,6 +19,7 @@ import time
 from .catalog import SLUGS, chapter_path, written_chapters
 from .common.device import VALID_DEVICES, _DEVICE_PATTERN
 from .common.presets import PRESET_NAMES
+from .numerics import pinned_environment
 
 
 def declared_parameters(notebook) -> dict[str, object]:
@@ -81,16 +82,14 @@ def check_parameters(slug: str, wanted: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in wanted.items() if v != defaults[k]}
 
 
-# The kernels of the stored runs (see the Makefile): AVX-512 kernels round differently and would
-# flip a few checked figures on machines that have them. The executing kernel inherits this.
-STORED_CPU_CAPABILITY = "avx2"
-
-
 def run_chapter(slug: str, parameters: dict[str, object]) -> float:
     """Execute one chapter in place; return its wall time in seconds."""
     import papermill
 
-    os.environ.setdefault("ATEN_CPU_CAPABILITY", STORED_CPU_CAPABILITY)
+    # The kernel is a new process: it inherits the pinned math-library settings (icml26.numerics).
+    os.environ.update(pinned_environment())
+    # Stored outputs hold no progress-bar remnants; a reader's interactive run shows the bars.
+    os.environ["TQDM_DISABLE"] = "1"
 
     path = written_notebook(slug)
     import nbformat

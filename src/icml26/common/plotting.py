@@ -1,4 +1,13 @@
-"""One plotting style for the whole book."""
+"""One plotting style for the whole book, and its figure policy (CHAPTER_STANDARD section 4).
+
+The book's text column is about 730 px wide. A figure is drawn at the column's width
+(`COLUMN_WIDTH_IN` inches at `DPI`, about 750 px) so that it is shown at nearly its natural
+size and a 9 pt label stays about 9 pt on the page. Wider figures are shrunk by the browser and
+their text becomes unreadable, so :func:`book_figure` is the way to make one: at most the column's
+width, any number of panels. Heatmaps get a labelled colour bar (:func:`add_colorbar`), integer
+axes integer ticks (:func:`integer_ticks`); :func:`check_figure` refuses a figure that breaks the
+policy and the guard test checks every stored image.
+"""
 
 from __future__ import annotations
 
@@ -9,20 +18,30 @@ import matplotlib as mpl
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 METHOD, BASELINE = PALETTE[0], PALETTE[1]
 
+COLUMN_WIDTH_IN = 6.8   # inches: the text column at DPI
+DPI = 110               # 6.8 in x 110 dpi = 748 px, shown at ~730 px
+MIN_FONT_PT = 8.5       # the smallest text size allowed in a figure (displayed ~8.3-9 pt)
+PANEL_HEIGHT_IN = 2.6   # one row of panels
+MAX_PIXEL_WIDTH = 800   # what the guard test allows for a stored image
+
 BOOK_STYLE = {
-    "figure.figsize": (6.4, 3.6),
-    "figure.dpi": 100,
-    "savefig.dpi": 100,
-    "savefig.bbox": "tight",
+    "figure.figsize": (COLUMN_WIDTH_IN, 3.4),
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+    "figure.constrained_layout.use": True,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.prop_cycle": mpl.cycler(color=PALETTE),
-    "axes.titlesize": 11,
+    "axes.titlesize": 10.5,
     "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
     "legend.fontsize": 9,
+    "legend.title_fontsize": 9,
     "legend.frameon": False,
+    "figure.titlesize": 11,
     "font.size": 10,
     "image.cmap": "viridis",
 }
@@ -31,3 +50,51 @@ BOOK_STYLE = {
 def use_book_style() -> None:
     """Apply the book's matplotlib style (call once, in the setup cell)."""
     mpl.rcParams.update(BOOK_STYLE)
+
+
+def book_figure(nrows: int = 1, ncols: int = 1, height: float | None = None, **subplot_kw):
+    """A figure at the column's width: `nrows` x `ncols` panels; returns (fig, axes) like plt.subplots.
+
+    height: total height in inches (default PANEL_HEIGHT_IN per row). More than 3 panels in a row
+    make each too narrow to read: use more rows.
+    """
+    import matplotlib.pyplot as plt
+
+    if not (isinstance(nrows, int) and isinstance(ncols, int) and nrows >= 1 and ncols >= 1):
+        raise ValueError(f"nrows and ncols must be positive ints, got {nrows!r}, {ncols!r}")
+    if ncols > 4:
+        raise ValueError(f"{ncols} panels in a row do not fit the column (at most 4): use more rows")
+    height = PANEL_HEIGHT_IN * nrows if height is None else float(height)
+    if not 0.5 <= height <= 12:
+        raise ValueError(f"height must be between 0.5 and 12 inches, got {height}")
+    return plt.subplots(nrows, ncols, figsize=(COLUMN_WIDTH_IN, height), **subplot_kw)
+
+
+def add_colorbar(mappable, ax, label: str):
+    """A labelled colour bar beside `ax` for a heatmap or image (`mappable` from imshow/pcolormesh)."""
+    if not label:
+        raise ValueError("a colour bar needs a label saying what the colour means")
+    bar = ax.figure.colorbar(mappable, ax=ax, shrink=0.9)
+    bar.set_label(label)
+    return bar
+
+
+def integer_ticks(ax, axis: str = "x") -> None:
+    """Only integer ticks on an axis that counts something (steps, seeds, layers)."""
+    from matplotlib.ticker import MaxNLocator
+
+    if axis not in ("x", "y", "both"):
+        raise ValueError(f"axis must be 'x', 'y' or 'both', got {axis!r}")
+    for name in ("x", "y") if axis == "both" else (axis,):
+        getattr(ax, f"{name}axis").set_major_locator(MaxNLocator(integer=True))
+
+
+def check_figure(fig) -> None:
+    """Refuse a figure that breaks the policy: wider than the column, or text under MIN_FONT_PT."""
+    width, _ = fig.get_size_inches()
+    if width > COLUMN_WIDTH_IN + 0.25:
+        raise ValueError(f"figure is {width:.1f} in wide; the column holds {COLUMN_WIDTH_IN} in (use book_figure)")
+    small = sorted({round(t.get_fontsize(), 1) for t in fig.findobj(mpl.text.Text)
+                    if t.get_text().strip() and t.get_visible() and t.get_fontsize() < MIN_FONT_PT})
+    if small:
+        raise ValueError(f"figure has text at {small} pt; the smallest allowed is {MIN_FONT_PT} pt")

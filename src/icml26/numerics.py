@@ -1,0 +1,70 @@
+"""Portable CPU numerics: one code path for the math libraries on every x86-64 machine.
+
+The stored outputs of the chapters are compared by nbval on other machines. Floating-point
+results depend on which vector instructions a library picks at run time (AVX2 or AVX-512
+kernels sum in a different order), so every execution path pins them *before* torch or numpy
+is imported: the Makefile, the chapter runner, and each notebook's setup cell, so that a
+reader's own run matches the stored one.
+
+This module imports nothing heavy; call :func:`pin_cpu_numerics` first.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+#: The fixed thread count of the stored runs (intra-op reductions depend on it).
+THREADS = 2
+
+#: What each library is pinned to: the AVX2 code path, which every x86-64 machine the book runs
+#: on has. MKL (inside the torch wheel), oneDNN, ATen's own kernels, OpenBLAS (inside numpy and
+#: scipy) and numpy's own SIMD loops each choose their kernels separately.
+PINNED_ENVIRONMENT = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "MKL_CBWR": "AVX2,STRICT",
+    "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "DNNL_MAX_CPU_ISA": "AVX2",
+    "OPENBLAS_CORETYPE": "Haswell",
+    "NPY_DISABLE_CPU_FEATURES": "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR",
+    "OMP_NUM_THREADS": str(THREADS),
+    "MKL_NUM_THREADS": str(THREADS),
+    "OPENBLAS_NUM_THREADS": str(THREADS),
+}
+
+#: Set ICML26_NUMERICS=native to let every library pick its widest kernels (faster on some
+#: machines; the printed figures may then differ from the stored ones in the last digits).
+OPT_OUT_VARIABLE = "ICML26_NUMERICS"
+
+
+def pinned_environment() -> dict[str, str]:
+    """The variables to set, or none when the reader opted out with ICML26_NUMERICS=native."""
+    choice = os.environ.get(OPT_OUT_VARIABLE, "pinned")
+    if choice not in ("pinned", "native"):
+        raise ValueError(f"{OPT_OUT_VARIABLE} must be 'pinned' or 'native', got {choice!r}")
+    return {} if choice == "native" else dict(PINNED_ENVIRONMENT)
+
+
+def pin_cpu_numerics() -> dict[str, str]:
+    """Pin the CPU math libraries to one code path; return what was set.
+
+    Must run before torch or numpy is imported (their kernels are chosen at import). Called
+    again after the import with the same settings it does nothing; called after an import
+    *without* them it raises, because the pin would silently not apply.
+    """
+    wanted = pinned_environment()
+    late = [name for name in ("torch", "numpy") if name in sys.modules]
+    differing = {k: v for k, v in wanted.items() if os.environ.get(k) != v}
+    if late and differing:
+        raise RuntimeError(
+            f"pin_cpu_numerics() must run before {' and '.join(late)} is imported "
+            f"(restart the kernel and run the setup cell first); unset: {', '.join(sorted(differing))}"
+        )
+    os.environ.update(wanted)
+    return wanted
+
+
+if __name__ == "__main__":  # the Makefile includes these lines (make exports them to every recipe)
+    for name, value in pinned_environment().items():
+        print(f"export {name} := {value}")
