@@ -1,11 +1,16 @@
 """Sphinx extension: the `{scoreboard}` directive renders the reproduction scoreboard.
 
-The table is generated at build time from each chapter's stored outputs (its
-`# NBVAL_CHECK_OUTPUT` cell and papermill's recorded duration), never typed by hand.
+The table is generated at build time from each chapter's stored claims ledger (the record that
+its ledger table stores, the checked lines, papermill's recorded duration), never typed by hand.
+Chapters appear in the book's order (`icml26.catalog`, which the table of contents follows),
+under the paper's exact title.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from collections import Counter
 from pathlib import Path
 
 from docutils import nodes
@@ -13,9 +18,10 @@ from docutils.parsers.rst import Directive
 from sphinx import addnodes
 
 from icml26.catalog import PAPERS, chapter_path
-from icml26.common.claims import REPRODUCED, read_chapter_record
+from icml26.common.ledger import NOT_TESTED, REPRODUCED, STATUSES, read_ledger
 
-HEADERS = ("Chapter", "Claim", "Measured (reduced scale)", "Verdict", "Reduced run")
+HEADERS = ("Chapter", "Source basis", "The paper's claims at our scale", "Verdict", "Reduced run")
+_BASIS = re.compile(r"Source basis:?\**:?\s*(?P<basis>[^\n]+)", re.I)
 
 
 def _cell(content) -> nodes.entry:
@@ -32,25 +38,40 @@ def _chapter_link(slug: str, title: str) -> nodes.paragraph:
     return nodes.paragraph("", "", reference)
 
 
-def _row(paper, env) -> nodes.row:
-    row = nodes.row()
-    path = chapter_path(paper.slug)
-    if not path.is_file():
-        cells = [paper.title, "(chapter not written yet)", "", "planned", ""]
-        for value in cells:
-            row += _cell(value)
-        return row
-    env.note_dependency(str(path))
-    record = read_chapter_record(path)
-    verdict = record.verdict or "no stored verdict"
-    badge = nodes.strong(text=verdict) if verdict == REPRODUCED else nodes.emphasis(text=verdict)
-    duration = f"{record.duration_s:.0f} s" if record.duration_s is not None else "not run"
-    row += _cell(_chapter_link(paper.slug, paper.title))
-    row += _cell(record.claim or "")
-    row += _cell(record.measured or "")
-    row += _cell(nodes.paragraph("", "", badge))
-    row += _cell(duration)
-    return row
+def source_basis(path: Path, record: dict | None) -> str:
+    """The chapter's source basis: from its ledger record, else from its title cell's text."""
+    if record and record.get("source_basis"):
+        return record["source_basis"]
+    for cell in json.loads(path.read_text()).get("cells", [])[:3]:
+        match = _BASIS.search("".join(cell.get("source", "")))
+        if match:
+            return re.sub(r"[*_`]", "", match["basis"]).strip().rstrip(".")
+    return "not stated"
+
+
+def claim_rows(stored) -> list[dict]:
+    """The paper's claims (extensions left out) with status, fragile flag and reason."""
+    if stored.record:
+        return [c for c in stored.record["claims"] if not c.get("extension")]
+    return [{"id": k, "status": v["status"], "fragile": v["fragile"], "reason": "", "claim": v["claim"]}
+            for k, v in stored.checked["claims"].items() if k.startswith("C")]
+
+
+def _claims_list(claims: list[dict]) -> nodes.Node:
+    items = nodes.bullet_list()
+    for claim in claims:
+        para = nodes.paragraph()
+        para += nodes.strong(text=f"{claim['id']} {claim['status']}")
+        if claim.get("fragile"):
+            para += nodes.emphasis(text=" (fragile)")
+        para += nodes.Text(f": {claim['claim']}")
+        if claim["status"] != REPRODUCED and claim.get("reason"):
+            para += nodes.Text(" — ")
+            para += nodes.emphasis(text=claim["reason"])
+        item = nodes.list_item()
+        item += para
+        items += item
+    return items
 
 
 class ScoreboardDirective(Directive):
@@ -61,7 +82,7 @@ class ScoreboardDirective(Directive):
         table = nodes.table(classes=["scoreboard"])
         group = nodes.tgroup(cols=len(HEADERS))
         table += group
-        for width in (22, 30, 28, 10, 10):
+        for width in (20, 12, 50, 10, 8):
             group += nodes.colspec(colwidth=width)
         head = nodes.thead()
         header = nodes.row()
@@ -70,14 +91,42 @@ class ScoreboardDirective(Directive):
         head += header
         group += head
         body = nodes.tbody()
+        totals: Counter = Counter()
+        verdicts: Counter = Counter()
         for paper in PAPERS:
-            body += _row(paper, env)
+            path = chapter_path(paper.slug)
+            row = nodes.row()
+            row += _cell(_chapter_link(paper.slug, paper.title))
+            if not path.is_file():
+                for value in ("", "(chapter not written yet)", "planned", ""):
+                    row += _cell(value)
+                body += row
+                continue
+            env.note_dependency(str(path))
+            stored = read_ledger(path)
+            claims = claim_rows(stored)
+            totals.update(c["status"] for c in claims)
+            verdict = (stored.record or {}).get("verdict") or stored.checked["verdict"] or "no stored ledger"
+            verdicts[verdict] += 1
+            badge = nodes.strong(text=verdict) if verdict == REPRODUCED else nodes.emphasis(text=verdict)
+            row += _cell(source_basis(path, stored.record))
+            row += _cell(_claims_list(claims))
+            row += _cell(nodes.paragraph("", "", badge))
+            row += _cell(f"{stored.duration_s:.0f} s" if stored.duration_s is not None else "not run")
+            body += row
+        summary_row = nodes.row(classes=["scoreboard-total"])
+        summary_row += _cell(nodes.paragraph("", "", nodes.strong(text="All chapters")))
+        summary_row += _cell("")
+        summary_row += _cell(", ".join(f"{totals[s]} {s.lower()}" for s in STATUSES)
+                             + f" ({sum(totals.values())} claims)")
+        summary_row += _cell(", ".join(f"{n} {v.lower()}" for v, n in sorted(verdicts.items())))
+        summary_row += _cell("")
+        body += summary_row
         group += body
-        written = [p for p in PAPERS if chapter_path(p.slug).is_file()]
-        reproduced = sum(read_chapter_record(chapter_path(p.slug)).verdict == REPRODUCED for p in written)
+        tested = sum(n for s, n in totals.items() if s != NOT_TESTED)
         summary = nodes.paragraph(
-            text=f"{len(written)} of {len(PAPERS)} chapters written; "
-            f"{reproduced} of them reproduce their paper's claim at the reduced scale."
+            text=f"{len(PAPERS)} chapters, {sum(totals.values())} claims of the papers, {tested} of them tested "
+                 f"at the reduced scale: {totals[REPRODUCED]} reproduced."
         )
         return [summary, table]
 
@@ -90,4 +139,4 @@ def setup(app):
     app.add_directive("scoreboard", ScoreboardDirective)
     app.connect("builder-inited", _add_static_path)
     app.add_css_file("scoreboard.css")
-    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+    return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -27,10 +27,16 @@ PINNED_ENVIRONMENT = {
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "DNNL_MAX_CPU_ISA": "AVX2",
     "OPENBLAS_CORETYPE": "Haswell",
-    "NPY_DISABLE_CPU_FEATURES": "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR",
     "OMP_NUM_THREADS": str(THREADS),
     "MKL_NUM_THREADS": str(THREADS),
     "OPENBLAS_NUM_THREADS": str(THREADS),
+}
+
+# numpy's own SIMD loops: the names of the AVX-512 targets it dispatches changed in numpy 2.4
+# (grouped as X86_V4), and numpy complains about a name it does not dispatch.
+_NUMPY_AVX512 = {
+    "new": "X86_V4 AVX512_ICL AVX512_SPR",
+    "old": "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX512_SPR",
 }
 
 #: Set ICML26_NUMERICS=native to let every library pick its widest kernels (faster on some
@@ -43,7 +49,20 @@ def pinned_environment() -> dict[str, str]:
     choice = os.environ.get(OPT_OUT_VARIABLE, "pinned")
     if choice not in ("pinned", "native"):
         raise ValueError(f"{OPT_OUT_VARIABLE} must be 'pinned' or 'native', got {choice!r}")
-    return {} if choice == "native" else dict(PINNED_ENVIRONMENT)
+    if choice == "native":
+        return {}
+    return {**PINNED_ENVIRONMENT, "NPY_DISABLE_CPU_FEATURES": _numpy_avx512_names()}
+
+
+def _numpy_avx512_names() -> str:
+    """The AVX-512 dispatch targets of the installed numpy, read without importing it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        major, minor = (int(part) for part in version("numpy").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return _NUMPY_AVX512["new"]
+    return _NUMPY_AVX512["new" if (major, minor) >= (2, 4) else "old"]
 
 
 def pin_cpu_numerics() -> dict[str, str]:

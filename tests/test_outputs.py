@@ -1,0 +1,100 @@
+"""Guard tests over every stored notebook: what a reader sees on the page (CHAPTER_STANDARD section 4).
+
+No warnings, no paths of any machine, no progress-bar remnants, no printed line wider than the
+code column, no image drawn wider than the text column, no display math glued to a text line,
+and no words that only mean something to the book's builders.
+"""
+
+import base64
+import json
+import re
+import struct
+from pathlib import Path
+
+import pytest
+
+from icml26.catalog import project_root
+from icml26.common.plotting import MAX_PIXEL_WIDTH
+
+NOTEBOOKS = sorted((project_root() / "chapters").glob("*.ipynb"))
+MAX_LINE = 100
+WARNING = re.compile(r"\b\w*Warning\b|warnings\.warn|^\s*warn", re.M)
+MACHINE_PATH = re.compile(r"(?<![\w.:/~])/(?:home|root|tmp|work|usr|opt|var|mnt|content|Users)/[\w.-]+")
+PROGRESS = re.compile(r"\r|\d+%\|[^\n]*\||\d+(?:\.\d+)?\s?(?:it/s|s/it)")
+BUILDER_WORDS = re.compile(
+    r"\bdossier|\bthe issue\b|\bthis issue\b|(?:earlier|first|previous) (?:version|revision) of this chapter"
+    r"|previous session|NBVAL_CHECK_OUTPUT|planning note", re.I)
+GLUED_MATH = re.compile(r"^[^\n$][^\n]*\n\$\$|^\$\$[^\n]*\$\$\n[^\n]", re.M)
+
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else (value or "")
+
+
+def _cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text())["cells"]
+
+
+def _output_texts(path: Path):
+    """(kind, text) of every stored text output: stream name or MIME type."""
+    for cell in _cells(path):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                yield out.get("name", "stdout"), _text(out.get("text"))
+            for mime, data in out.get("data", {}).items():
+                if mime.startswith("text/"):
+                    yield mime, _text(data)
+
+
+def png_width(data: str) -> int:
+    """The pixel width in a base64 PNG's header."""
+    raw = base64.b64decode(data[:64])
+    if raw[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    return struct.unpack(">I", raw[16:20])[0]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_warnings_paths_or_progress_bars_in_outputs(path):
+    for kind, text in _output_texts(path):
+        assert not (kind == "stderr" and text.strip()), f"stderr output stored: {text[:120]!r}"
+        assert not WARNING.search(text), f"a warning is stored ({kind}): {WARNING.search(text).group(0)!r}"
+        assert not MACHINE_PATH.search(text), f"a machine path is stored: {MACHINE_PATH.search(text).group(0)!r}"
+        if kind in ("stdout", "stderr", "text/plain"):
+            assert not PROGRESS.search(text), f"progress-bar remnant: {PROGRESS.search(text).group(0)!r}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_printed_lines_fit_the_code_column(path):
+    wide = [line for kind, text in _output_texts(path) if kind == "stdout"
+            for line in text.splitlines() if len(line) > MAX_LINE]
+    assert not wide, f"{len(wide)} printed lines wider than {MAX_LINE} characters, e.g. {wide[0][:60]!r}..."
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_figures_are_drawn_at_the_column_width(path):
+    widths = [png_width(_text(out["data"]["image/png"])) for cell in _cells(path)
+              for out in cell.get("outputs", []) if "image/png" in out.get("data", {})]
+    too_wide = [w for w in widths if w > MAX_PIXEL_WIDTH]
+    assert not too_wide, f"images {too_wide} px wide (> {MAX_PIXEL_WIDTH}): draw them with book_figure()"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_markdown_has_no_glued_display_math_nor_builder_words(path):
+    markdown = "\n\n".join(_text(c["source"]) for c in _cells(path) if c["cell_type"] == "markdown")
+    glued = GLUED_MATH.findall(markdown)
+    assert not glued, f"display math glued to a text line: {glued[0][:60]!r}"
+    everything = markdown + "".join(_text(c["source"]) for c in _cells(path) if c["cell_type"] == "code")
+    words = BUILDER_WORDS.findall(everything + "".join(t for _, t in _output_texts(path)))
+    assert not words, f"words that mean nothing to a reader: {sorted(set(words))}"
+
+
+def test_guards_catch_what_they_guard(tmp_path):
+    """Each guard fails on a deliberately bad notebook."""
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR" + struct.pack(">II", 1200, 400) + b"\0" * 40).decode()
+    assert png_width(png) == 1200
+    assert WARNING.search("/x/y.py:3: UserWarning: careful")
+    assert MACHINE_PATH.search("see /work/main/src/icml26/x.py") and not MACHINE_PATH.search("a/b/c and http://x/y/z")
+    assert PROGRESS.search(" 40%|####      | 4/10 [00:01<00:02, 3.2it/s]") and PROGRESS.search("step\rstep")
+    assert GLUED_MATH.search("Text line\n$$x=1$$") and not GLUED_MATH.search("Text line\n\n$$x=1$$\n\nmore")
+    assert BUILDER_WORDS.search("as the dossier says") and BUILDER_WORDS.search("an earlier version of this chapter")
