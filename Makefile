@@ -21,8 +21,8 @@ OFFLINE_ASSETS = $(if $(filter 1,$(OFFLINE)),$(PY) book/vendor/offline.py)
 # numpy's SIMD loops) to their AVX2 code path and a fixed thread count, so a run on any x86-64
 # machine prints what the stored run printed. The one list of settings is icml26/numerics.py;
 # ICML26_NUMERICS=native lets the libraries pick their widest kernels instead.
-_build/numerics.mk: src/icml26/numerics.py
-	@mkdir -p _build && $(PYTHON) src/icml26/numerics.py > $@
+_build/numerics.mk: src/icml26/numerics.py $(wildcard $(VENV)/.installed)
+	@mkdir -p _build && $(if $(wildcard $(PY)),$(PY),$(PYTHON)) src/icml26/numerics.py > $@
 include _build/numerics.mk
 
 .PHONY: help setup book book-strict serve test unit nbval browser run chapters clean
