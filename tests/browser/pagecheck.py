@@ -35,6 +35,12 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 # Kinds of request a page may not send to the network; images are judged by the img check.
 NEEDS_NETWORK = {"script", "stylesheet", "font", "xhr", "fetch", "document", "media"}
 RENDER_TIMEOUT_MS = 30_000
+# An image may be drawn at most this many times wider than it is shown (CHAPTER_STANDARD section 4).
+MAX_DOWNSCALE = 2.5
+# axe-core (npm, pinned in book/vendor/package.json, installed by book/vendor/offline.py).
+AXE_JS = Path(os.environ.get("ICML26_AXE_JS", Path(__file__).resolve().parents[2] / "_build" / "offline" / "npm"
+                             / "node_modules" / "axe-core" / "axe.min.js"))
+AXE_FAILING_IMPACTS = ("serious", "critical")
 
 
 def launch(playwright, profile_dir: Path):
@@ -102,6 +108,7 @@ _COLLECT = r"""
     src: img.getAttribute('src') || '', url: img.currentSrc || img.src, alt: img.alt,
     complete: img.complete, width: img.naturalWidth, height: img.naturalHeight,
     output: !!img.closest('.cell_output, .output, figure, .widget-subarea'), where: where(img),
+    shown: img.getBoundingClientRect().width,
   }));
   const mathNodes = Array.from(document.querySelectorAll('.math, .output.text_latex'));
   const math = mathNodes.map((el) => ({
@@ -109,16 +116,29 @@ _COLLECT = r"""
     text: el.textContent.trim().slice(0, 60), where: where(el),
   }));
   // Raw TeX left in the visible text (outside code, scripts and typeset math).
-  const raw = [];
+  const raw = [], rawTables = [], strays = [];
   const skip = 'pre, code, script, style, textarea, mjx-container, .highlight, .MathJax_Preview';
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     const text = node.textContent;
-    if (!/\\\[|\\\(|\$\$|\\begin\{/.test(text)) continue;
     const parent = node.parentElement;
     if (!parent || parent.closest(skip)) continue;
-    raw.push({text: text.trim().slice(0, 80), where: where(parent)});
+    const trimmed = text.trim();
+    if (/\\\[|\\\(|\$\$|\\begin\{/.test(text)) {
+      raw.push({text: trimmed.slice(0, 80), where: where(parent)});
+    } else if (!parent.closest('.math') && /\$|\\[A-Za-z]+/.test(text)) {
+      strays.push({text: trimmed.slice(0, 80), where: where(parent)});
+    }
+    if (trimmed.length > 2 && trimmed.startsWith('|') && trimmed.endsWith('|')) {
+      rawTables.push({text: trimmed.slice(0, 80), where: where(parent)});
+    }
   }
+  const mathErrors = Array.from(document.querySelectorAll('mjx-merror, [data-mjx-error]')).map((el) => ({
+    text: (el.getAttribute('data-mjx-error') || el.textContent || '').trim().slice(0, 80), where: where(el),
+  }));
+  const column = document.querySelector('.bd-article') || document.querySelector('main') || document.body;
+  const overflow = {column: column.scrollWidth - column.clientWidth,
+                    page: document.documentElement.scrollWidth - window.innerWidth};
   const stateModels = new Set();
   const states = Array.from(document.querySelectorAll(`script[type="${'WIDGET_STATE'}"]`));
   for (const tag of states) {
@@ -142,12 +162,12 @@ _COLLECT = r"""
   for (const out of document.querySelectorAll('.cell_output')) {
     for (const m of out.innerText.matchAll(/^Verdict: (.+)$/gm)) verdicts.push({verdict: m[1].trim(), where: where(out)});
   }
-  const scoreboard = Array.from(document.querySelectorAll('table.scoreboard tbody tr')).map((tr) => ({
+  const scoreboard = Array.from(document.querySelectorAll('table.scoreboard tbody tr:not(.scoreboard-total)')).map((tr) => ({
     cells: Array.from(tr.children).map((td) => td.innerText.trim()),
     links: Array.from(tr.querySelectorAll('a[href]')).map((a) => a.getAttribute('href')),
   }));
   return {
-    images, math, raw, views, states: states.length, colab, verdicts, scoreboard,
+    images, math, raw, rawTables, strays, mathErrors, overflow, views, states: states.length, colab, verdicts, scoreboard,
     mjx: document.querySelectorAll('mjx-container').length,
     mathjax: !!(window.MathJax && window.MathJax.startup && window.MathJax.version),
   };
@@ -181,6 +201,15 @@ _WIDGETS_READY = r"""
 
 _IMAGES_SETTLED = "() => Array.from(document.images).every((img) => img.complete)"
 
+_AXE_RUN = """
+async (impacts) => {
+  const result = await window.axe.run(document, {resultTypes: ['violations']});
+  return result.violations.filter((v) => impacts.includes(v.impact)).map((v) => ({
+    id: v.id, impact: v.impact, count: v.nodes.length, help: v.help,
+    target: (v.nodes[0] && v.nodes[0].target || []).join(' ').slice(0, 100)}));
+}
+"""
+
 
 def _short(url: str, base: str) -> str:
     return url[len(base):] if url.startswith(base) else url
@@ -195,11 +224,13 @@ def check_page(
     chapter: ChapterExpectation | None = None,
     scoreboard: dict[str, tuple[str, str | None]] | None = None,
     screenshot: Path | None = None,
+    accessibility: bool = True,
 ) -> PageResult:
     """Open `base_url + path` and return the page's problems (empty when the page is right).
 
     chapter: the verdict and Colab URL a chapter page must show.
     scoreboard: paper title -> (verdict its row must show, page it links to or None).
+    accessibility: run axe-core and report its serious and critical violations.
     """
     result = PageResult(name)
     problem = result.problems.append
@@ -252,6 +283,13 @@ def check_page(
         except Exception:
             pass
         facts = page.evaluate(_COLLECT)
+        facts["axe"] = None
+        if accessibility:
+            if not AXE_JS.is_file():
+                problem(f"{name}: axe-core: not installed at {AXE_JS} (make book OFFLINE=1 installs it)")
+            else:
+                page.add_script_tag(path=str(AXE_JS))
+                facts["axe"] = page.evaluate(_AXE_RUN, list(AXE_FAILING_IMPACTS))
         if screenshot is not None:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(screenshot), full_page=True)
@@ -281,8 +319,11 @@ def check_page(
         label = f"img[src={img['src'][:200]}]{img['where']}"
         if img["output"] and not local:
             problem(f"{name}: {label}: figure image is fetched from the network")
-        elif local and (not img["complete"] or img["width"] == 0):
+        elif not img["complete"] or img["width"] == 0:
             problem(f"{name}: {label}: image did not load (naturalWidth 0)")
+        elif img["shown"] > 0 and img["width"] > MAX_DOWNSCALE * img["shown"]:
+            problem(f"{name}: {label}: drawn {img['width']} px wide, shown at {img['shown']:.0f} px "
+                    f"(more than {MAX_DOWNSCALE}x smaller: its text is unreadable)")
     # Math: MathJax ran where the page has math, and no raw TeX is left.
     if facts["math"]:
         if not (typeset and facts["mathjax"]):
@@ -293,6 +334,19 @@ def check_page(
                     problem(f"{name}: math {item['text']!r}{item['where']}: not typeset")
     for item in facts["raw"]:
         problem(f"{name}: text {item['text']!r}{item['where']}: raw TeX left on the page")
+    for item in facts["strays"]:
+        problem(f"{name}: text {item['text']!r}{item['where']}: a $ or TeX command outside typeset math")
+    for item in facts["mathErrors"]:
+        problem(f"{name}: math error {item['text']!r}{item['where']}: MathJax could not typeset it")
+    for item in facts["rawTables"]:
+        problem(f"{name}: text {item['text']!r}{item['where']}: a table row left as raw text")
+    # Layout: nothing pushes the main column (or the page) wider than the window.
+    for where, extra in facts["overflow"].items():
+        if extra > 1:
+            problem(f"{name}: layout: the {where} overflows horizontally by {extra} px")
+    # Accessibility.
+    for v in facts.get("axe") or []:
+        problem(f"{name}: axe {v['impact']} {v['id']} ({v['count']}x, e.g. {v['target']}): {v['help']}")
     # Widgets: every saved view has saved state and rendered as a widget.
     for view in facts["views"]:
         label = f"widget view model_id={view['model']}{view['where']}"

@@ -1,7 +1,9 @@
 """The page checker itself, on small pages built here: a correct page passes, and each
 deliberately broken one (a figure that does not load, a widget without saved state, raw TeX, a
-JavaScript error, a script from the network, a wrong Colab link, a missing verdict, a wrong
-scoreboard) fails with the page and the element named.
+stray `$` or TeX command, a MathJax error, a raw table row, an image drawn far wider than shown,
+a broken image, horizontal overflow, an accessibility violation, a JavaScript error, a script
+from the network, a wrong Colab link, a missing verdict, a wrong scoreboard) fails with the page
+and the element named.
 
 The pages load the same vendored MathJax, require.js and widget manager as the offline book
 (they link to its _vendor/ folder), so the good page also proves that widgets and math render
@@ -51,13 +53,13 @@ def _page(
     state_tag = f'<script type="{WIDGET_STATE}">{json.dumps(state)}</script>\n{WIDGET_JS}' if state else ""
     view_tag = f'<script type="{WIDGET_VIEW}">{json.dumps(view)}</script>' if view else ""
     verdict_tag = f"<pre>Claim: c\nMeasured: m\n{verdict}</pre>" if verdict else "<pre>done</pre>"
-    return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>demo</title>
+    return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>demo</title>
 {head}
 {state_tag}
 </head><body><article class="bd-article"><section id="demo"><h1>Demo</h1>
 <a title="Launch on Colab" href="{colab}">Colab</a>
 <p>Inline math <span class="math notranslate nohighlight">\\(x^2 + 1\\)</span>.</p>
-<div class="cell"><div class="cell_output"><img alt="figure" src="{img}"></div></div>
+<div class="cell"><div class="cell_output"><img alt="figure" src="{img}" style="width: 100px"></div></div>
 <div class="cell"><div class="cell_output">{view_tag}</div></div>
 <div class="cell"><div class="cell_output">{verdict_tag}</div></div>
 {extra}
@@ -74,6 +76,7 @@ def site(built_book, tmp_path_factory):
     (root / "broken").mkdir()
     (root / "chapters").mkdir()
     Image.new("RGB", (40, 30), (30, 120, 200)).save(root / "broken" / "fig.png")
+    Image.new("RGB", (2000, 300), (30, 120, 200)).save(root / "broken" / "wide.png")
     return root
 
 
@@ -148,6 +151,42 @@ CASES = {
     "wrong_colab_link": (
         lambda: _page(colab="https://colab.research.google.com/github/o/r/blob/main/chapters/other.ipynb"),
         ["Colab launch button: points at", "chapters/other.ipynb, expected " + COLAB],
+        {},
+    ),
+    "raw_table_row": (
+        lambda: _page(extra="<p>| method | error |\n|---|---|\n| ours | 0.1 |</p>"),
+        ["a table row left as raw text"],
+        {},
+    ),
+    "stray_dollar": (lambda: _page(extra="<p>the cost $c$ of a step</p>"), ["a $ or TeX command outside typeset math"], {}),
+    "tex_command_outside_math": (
+        lambda: _page(extra="<p>the error \\varepsilon stays small</p>"),
+        ["a $ or TeX command outside typeset math"],
+        {},
+    ),
+    "mathjax_error": (
+        lambda: _page(extra='<p><span class="math notranslate nohighlight">\\(\\notacommand x\\)</span></p>'),
+        ["MathJax could not typeset it"],
+        {},
+    ),
+    "image_drawn_too_wide": (
+        lambda: _page(img="wide.png"),
+        ["img[src=wide.png] (cell #0): drawn 2000 px wide, shown at 100 px"],
+        {},
+    ),
+    "broken_image": (
+        lambda: _page(extra='<p><img alt="badge" src="https://example.org/badge.svg"></p>'),
+        ["img[src=https://example.org/badge.svg]", "image did not load"],
+        {},
+    ),
+    "horizontal_overflow": (
+        lambda: _page(extra='<div style="width: 4000px">a very wide block</div>'),
+        ["layout: the column overflows horizontally"],
+        {},
+    ),
+    "accessibility_violation": (
+        lambda: _page(extra='<p><img src="fig.png"></p>'),
+        ["axe critical image-alt"],
         {},
     ),
     "no_verdict": (lambda: _page(verdict=None), ["verdict block: no 'Verdict:' line"], {}),

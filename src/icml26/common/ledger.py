@@ -270,7 +270,9 @@ class Ledger:
                 f"<tr><td>{ident}</td><td>{html.escape(e.claim)}</td><td>{figs}</td>"
                 f"<td>{html.escape(e.threshold)}</td><td><b>{status}</b></td><td>{html.escape(e.reason)}</td></tr>"
             )
-        return head + "".join(rows) + f"</tbody></table><p><b>{html.escape(self.verdict_line())}</b></p>"
+        # "Chapter verdict", not "Verdict:": the checked cell's line is the one verdict line on the page.
+        verdict = html.escape(self.verdict_line().removeprefix("Verdict: "))
+        return head + "".join(rows) + f"</tbody></table><p><b>Chapter verdict:</b> {verdict}</p>"
 
     def show(self) -> None:
         """Display the ledger table (HTML) with its machine-readable record attached."""
