@@ -25,7 +25,7 @@ _build/numerics.mk: src/icml26/numerics.py $(wildcard $(VENV)/.installed)
 	@mkdir -p _build && $(if $(wildcard $(PY)),$(PY),$(PYTHON)) src/icml26/numerics.py > $@
 include _build/numerics.mk
 
-.PHONY: help setup book book-strict serve test unit nbval browser run chapters clean
+.PHONY: help setup book book-strict serve test unit nbval browser run chapters student clean
 
 help:
 	@echo "make book [OFFLINE=1]     set up .venv, build the HTML book from the stored outputs"
@@ -37,6 +37,9 @@ help:
 	@echo "                          (screenshots in _build/screenshots/) and the Colab install test"
 	@echo "make run CHAPTER=<slug> [SCALE=reduced] [DEVICE=auto] [SEED=0]   re-execute one chapter"
 	@echo "make chapters             re-execute every chapter at SCALE"
+	@echo "make student              the student edition: _build/student/<slug>.ipynb without solutions and outputs"
+	@echo "make gpu-check [DEVICE=cpu] [BOX=20] [CHAPTER=a,b]   on a CUDA GPU: device tests, every chapter"
+	@echo "                          at reduced and a BOX-second slice of each full preset (_build/gpu-check.md)"
 
 # torch is installed on its own first, from the pin in requirements.txt, so that nothing
 # else can pull a multi-GB CUDA build of it.
@@ -77,7 +80,12 @@ browser: book-strict
 	ICML26_BROWSER=1 TQDM_DISABLE=1 $(VENV)/bin/pytest tests/browser -p no:xdist -q -rA --durations=0
 
 test: override OFFLINE = 1
-test: unit nbval book-strict browser
+# The student edition: every chapter without its solutions and outputs (src/icml26/student.py);
+# tests/test_student.py (part of `make unit`) checks it and runs each notebook at SCALE=smoke.
+student: setup
+	$(PY) -m icml26.student --out _build/student
+
+test: unit nbval student book-strict browser
 	@echo "make test: all checks passed"
 
 run: setup
@@ -86,6 +94,22 @@ run: setup
 
 chapters: setup
 	$(PY) -m icml26.runner --all --scale $(SCALE) --device $(DEVICE) --seed $(SEED)
+
+# One command for a machine with a CUDA GPU (about 8 minutes on one modern GPU): the unit tests that
+# take the `device` fixture, on the GPU; every chapter at `reduced` on the GPU, executed into
+# _build/gpu-check/ (the stored notebooks are only read), with wall time, peak GPU memory and the ledger
+# statuses next to the stored CPU ones; a BOX-second slice of each `full` preset (loop rate, peak
+# memory, projected full time). Writes _build/gpu-check.json and _build/gpu-check.md. Without a GPU
+# it says so and exits 2; DEVICE=cpu runs the same harness on the CPU (BOX defaults to 2 there).
+# It needs no `make setup` and no network: it uses .venv when there is one, else python3 (a bare GPU
+# machine's CUDA torch). Such a machine (device README: torch and the scientific stack, no Jupyter)
+# lacks ipython, ipywidgets and their pure-Python needs, wittgenstein, highspy and diffusers: carry them
+# as wheels in .whl/; `python3 src/icml26/gpucheck.py --print-carry` prints the download and install lines.
+.PHONY: gpu-check
+gpu-check:
+	@py=$$(test -x $(PY) && echo $(PY) || echo $(PYTHON)); \
+	PYTHONPATH=$(CURDIR)/src$${PYTHONPATH:+:$$PYTHONPATH} $$py -m icml26.gpucheck --device $(DEVICE) \
+	    $(if $(BOX),--box $(BOX)) $(if $(CHAPTER),--chapters $(CHAPTER))
 
 clean:
 	rm -rf _build

@@ -1,0 +1,69 @@
+"""The student edition (`make student`): no solution left, every other cell kept, no outputs,
+and the notebooks still execute at the `smoke` scale."""
+
+import os
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from icml26.catalog import SLUGS, chapter_path
+from icml26.student import SOLUTION_TAG, is_solution, student_notebook, write_student_edition
+
+
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory):
+    out = tmp_path_factory.mktemp("student")
+    write_student_edition(SLUGS, out)
+    return out
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_solutions_and_outputs_are_gone_and_every_other_cell_kept(slug, edition):
+    original = nbformat.read(chapter_path(slug), as_version=4)
+    student = nbformat.read(edition / f"{slug}.ipynb", as_version=4)
+    solutions = [c for c in original.cells if is_solution(c)]
+    assert len(solutions) >= 3, "at least three exercise solutions, each tagged 'solution'"
+    kept = [c for c in original.cells if not is_solution(c)]
+    assert [c.source for c in student.cells] == [c.source for c in kept]
+    assert [c.cell_type for c in student.cells] == [c.cell_type for c in kept]
+    text = "\n".join(c.source for c in student.cells)
+    for solution in solutions:
+        assert solution.source.strip() not in text
+    assert "tag-solution" not in text, "a solution block is left in a cell that is not tagged 'solution'"
+    assert all(c.outputs == [] and c.execution_count is None for c in student.cells if c.cell_type == "code")
+
+
+def test_the_edition_keeps_untagged_cells_and_refuses_a_chapter_without_tagged_solutions(tmp_path, monkeypatch):
+    import icml26.student as student
+
+    cells = [nbformat.v4.new_markdown_cell("**1. (Conceptual)** Why?"),
+             nbformat.v4.new_markdown_cell("Because.", metadata={"tags": [SOLUTION_TAG]}),
+             nbformat.v4.new_code_cell("x = 1", outputs=[nbformat.v4.new_output("stream", text="1")], execution_count=3)]
+    edition = student_notebook(nbformat.v4.new_notebook(cells=cells))
+    assert [c.source for c in edition.cells] == ["**1. (Conceptual)** Why?", "x = 1"]
+    assert edition.cells[1].outputs == [] and edition.cells[1].execution_count is None
+    untagged = tmp_path / "untagged.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells[:1] + [nbformat.v4.new_markdown_cell("Because.")]), untagged)
+    monkeypatch.setattr(student, "chapter_path", lambda slug: untagged)
+    with pytest.raises(ValueError, match="no cell tagged 'solution'"):
+        write_student_edition(["dq_sync"], tmp_path / "out")
+    with pytest.raises(ValueError, match="unknown chapter"):
+        chapter_path("not_a_chapter")
+
+
+SMOKE_SLUGS = os.environ.get("ICML26_STUDENT_SMOKE", " ".join(SLUGS)).split()
+
+
+@pytest.mark.parametrize("slug", SMOKE_SLUGS)
+def test_the_student_notebook_executes_at_smoke_scale(slug, edition, tmp_path):
+    """Papermill runs the handed-out notebook (SCALE='smoke'), in a scratch folder."""
+    out = tmp_path / f"{slug}.ipynb"
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "papermill", str(edition / f"{slug}.ipynb"), str(out), "-p", "SCALE", "smoke",
+         "--cwd", str(chapter_path(slug).parent), "-k", "python3", "--no-progress-bar"],
+        capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
