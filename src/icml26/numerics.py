@@ -84,6 +84,42 @@ def pin_cpu_numerics() -> dict[str, str]:
     return wanted
 
 
-if __name__ == "__main__":  # the Makefile includes these lines (make exports them to every recipe)
-    for name, value in pinned_environment().items():
-        print(f"export {name} := {value}")
+def probe() -> dict[str, str]:
+    """Hash, bit for bit, ten seeded operations the chapters rely on (after pinning, unless opted out).
+
+    Run it pinned and with ICML26_NUMERICS=native to see which libraries follow the machine's ISA.
+    """
+    import hashlib
+
+    pin_cpu_numerics()
+    import numpy as np
+    import scipy.linalg
+    import torch
+
+    def digest(x) -> str:
+        array = x.detach().numpy() if hasattr(x, "detach") else np.asarray(x)
+        return hashlib.sha1(np.ascontiguousarray(array).tobytes()).hexdigest()[:10]
+
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    a, b = torch.randn(257, 263), torch.randn(263, 129)
+    conv, image = torch.nn.Conv2d(3, 16, 3), torch.randn(4, 3, 33, 33)
+    gru, sequence = torch.nn.GRU(16, 32, batch_first=True), torch.randn(4, 20, 16)
+    logits, long = torch.randn(64, 1000) * 3, torch.randn(1_000_003)
+    x, v = rng.standard_normal((300, 300)), rng.standard_normal(100_003)
+    return {
+        "cpu capability": torch.backends.cpu.get_cpu_capability(), "threads": str(torch.get_num_threads()),
+        "torch matmul": digest(a @ b), "torch conv2d": digest(conv(image)), "torch GRU": digest(gru(sequence)[0]),
+        "torch softmax": digest(torch.softmax(logits, -1)), "torch sum": digest(long.sum()),
+        "numpy dot": digest(x @ x), "numpy exp": digest(np.exp(v)), "numpy sum": digest(np.sum(v)),
+        "numpy sin": digest(np.sin(v)), "scipy eigh": digest(scipy.linalg.eigh(x + x.T)[0]),
+    }
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--probe"]:
+        for name, value in probe().items():
+            print(f"{name:15s} {value}")
+    else:  # the Makefile includes these lines (make exports them to every recipe)
+        for name, value in pinned_environment().items():
+            print(f"export {name} := {value}")
