@@ -31,8 +31,9 @@ NOT_TESTED = "NOT TESTED"
 STATUSES = (REPRODUCED, PARTLY_REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_TESTED)
 VERDICTS = (REPRODUCED, PARTLY_REPRODUCED, NOT_REPRODUCED)
 
-#: The MIME type under which the ledger table stores its machine-readable record in the notebook.
-LEDGER_MIME = "application/vnd.icml26.ledger+json"
+#: The output-metadata key under which the ledger table stores its machine-readable record
+#: (metadata, not a MIME type of its own: the book's renderer would warn about an unknown type).
+LEDGER_KEY = "icml26_ledger"
 #: The tag of the one cell whose output nbval compares.
 CHECK_TAG = "nbval-check-output"
 
@@ -278,8 +279,8 @@ class Ledger:
         """Display the ledger table (HTML) with its machine-readable record attached."""
         from IPython.display import display
 
-        display({"text/html": self.html_table(), "text/plain": self.check_lines(), LEDGER_MIME: self.record()},
-                raw=True)
+        display({"text/html": self.html_table(), "text/plain": self.check_lines()}, raw=True,
+                metadata={LEDGER_KEY: self.record()})
 
 
 _LINE = re.compile(rf"^(?P<id>[CE]\d+)(?P<ours> \(ours\))? (?P<status>{'|'.join(STATUSES)})(?P<fragile> \(fragile\))?: (?P<claim>.*)$")
@@ -324,8 +325,8 @@ def read_ledger(notebook: str | Path) -> StoredLedger:
         if cell.get("cell_type") != "code":
             continue
         for out in cell.get("outputs", []):
-            if LEDGER_MIME in out.get("data", {}):
-                record = out["data"][LEDGER_MIME]
+            if LEDGER_KEY in out.get("metadata", {}):
+                record = out["metadata"][LEDGER_KEY]
         if CHECK_TAG in cell.get("metadata", {}).get("tags", []):
             checked_text += "".join(_joined(o.get("text")) for o in cell.get("outputs", []) if o.get("name") == "stdout")
     papermill = nb.get("metadata", {}).get("papermill", {})
