@@ -89,13 +89,16 @@ def test_writing_outside_the_sandbox_is_blocked_but_its_own_folder_is_fine(tmp_p
 def test_network_is_blocked_even_with_the_real_import_function():
     real_import = "env['__builtins__']['__import__']"
     result = run_sandboxed(SUBCLASS_TRICK + f"{real_import}('socket').create_connection(('127.0.0.1', 9))")
-    assert not result.ok and result.error_type == "SandboxViolation" and "socket" in result.error_message
+    # the real `builtins.__import__` is itself the guard inside the sandbox now
+    assert not result.ok and result.error_type in ("ImportError", "SandboxViolation")
+    assert "socket" in result.error_message
 
 
 def test_native_code_loading_is_blocked():
     code = SUBCLASS_TRICK + "env['__builtins__']['__import__']('ctypes').CDLL(None).system(b'true')"
     result = run_sandboxed(code)
-    assert not result.ok and result.error_type == "SandboxViolation" and "ctypes" in result.error_message
+    assert not result.ok and result.error_type in ("ImportError", "SandboxViolation")
+    assert "ctypes" in result.error_message
 
 
 def test_bad_arguments_are_rejected_before_anything_runs():
