@@ -2,6 +2,7 @@
 
     python -m icml26.runner dq_sync [--scale reduced] [--device auto] [--seed 0] [-p NAME=VALUE ...]
     python -m icml26.runner --all
+    python -m icml26.runner --all --device cuda --output-dir _build/scratch   (stored notebooks untouched)
 
 Papermill only warns about a parameter the notebook does not declare; this runner refuses
 it, and refuses unknown chapters, presets and devices, before anything runs.
@@ -15,6 +16,7 @@ import os
 import re
 import sys
 import time
+from pathlib import Path
 
 from .catalog import SLUGS, chapter_path, written_chapters
 from .common.device import VALID_DEVICES, _DEVICE_PATTERN
@@ -82,8 +84,9 @@ def check_parameters(slug: str, wanted: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in wanted.items() if v != defaults[k]}
 
 
-def run_chapter(slug: str, parameters: dict[str, object]) -> float:
-    """Execute one chapter in place; return its wall time in seconds."""
+def run_chapter(slug: str, parameters: dict[str, object], output_dir=None) -> float:
+    """Execute one chapter in place, or into `output_dir`/<slug>.ipynb (the stored notebook is then
+    only read); return its wall time in seconds."""
     import papermill
 
     # The kernel is a new process: it inherits the pinned math-library settings (icml26.numerics).
@@ -100,10 +103,15 @@ def run_chapter(slug: str, parameters: dict[str, object]) -> float:
     notebook.cells = [c for c in notebook.cells if "injected-parameters" not in c.metadata.get("tags", [])]
     # papermill records its input in metadata.papermill.input_path: hand it the path, not the
     # notebook object, or every run would nest the whole previous notebook in the metadata.
-    nbformat.write(notebook, path)
+    target = path
+    if output_dir is not None:
+        target = Path(output_dir) / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, target)
     started = time.perf_counter()
+    # The working folder stays chapters/ (a chapter may read files beside it), wherever it is written.
     papermill.execute_notebook(
-        str(path), str(path), parameters=injected, cwd=str(path.parent),
+        str(target), str(target), parameters=injected, cwd=str(path.parent),
         kernel_name="python3", progress_bar=False, request_save_on_cell_execute=False,
     )
     return time.perf_counter() - started
@@ -117,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--output-dir", default=None, metavar="DIR",
+                        help="write the executed notebooks to DIR/<slug>.ipynb instead of over the stored ones")
     args = parser.parse_args(argv)
     if bool(args.chapter) == args.all:
         parser.error("name one chapter or pass --all")
@@ -127,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         for slug in slugs:
             check_parameters(slug, parameters)
         for slug in slugs:
-            seconds = run_chapter(slug, parameters)
-            print(f"{slug}: executed in {seconds:.0f} s -> {chapter_path(slug)}")
+            seconds = run_chapter(slug, parameters, args.output_dir)
+            where = Path(args.output_dir) / f"{slug}.ipynb" if args.output_dir else chapter_path(slug)
+            print(f"{slug}: executed in {seconds:.0f} s -> {where}")
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -82,3 +82,77 @@ def test_progress_is_silent_under_tqdm_disable(monkeypatch, capsys):
     assert progress(range(3)).disable
     monkeypatch.setenv("TQDM_DISABLE", "0")
     assert not progress(range(3)).disable
+
+
+# --- CUDA repeatability (seeding.enable_cuda_determinism) and the device fixture ---------------
+
+from icml26.common.seeding import CUBLAS_WORKSPACE, enable_cuda_determinism, repeatability  # noqa: E402
+
+
+def test_cublas_workspace_is_set_at_import():
+    import os
+
+    assert os.environ.get("CUBLAS_WORKSPACE_CONFIG")  # set by icml26.common.seeding unless the reader set one
+    assert CUBLAS_WORKSPACE == ":4096:8"
+
+
+def test_cpu_banner_is_unchanged_and_repeatable():
+    line = device_banner(torch.device("cpu"), "reduced", "1 s")
+    assert "repeatable" not in line  # the stored runs' banner line does not move
+    assert repeatability("cpu")[0]
+
+
+def test_cuda_determinism_is_reported_and_switchable(monkeypatch):
+    # The flags are process-global: restore them afterwards.
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+              torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+    try:
+        torch.use_deterministic_algorithms(False)
+        ok, why = repeatability("cuda")
+        assert not ok and "deterministic algorithms off" in why
+        monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        enable_cuda_determinism()
+        assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
+        ok, why = repeatability("cuda")
+        assert ok and "warn-only" in why
+        monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
+        assert "CUBLAS_WORKSPACE_CONFIG unset" in repeatability("cuda")[1]
+        assert not repeatability("mps")[0]
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = before[2], before[3]
+
+
+def test_seed_everything_leaves_cpu_only_runs_alone():
+    before = torch.are_deterministic_algorithms_enabled()
+    seed_everything(0, device="cpu")
+    assert torch.are_deterministic_algorithms_enabled() == before
+
+
+def test_training_steps_repeat_bit_for_bit_on_the_test_device(device):
+    """Two seeded runs of a few optimiser steps (matmuls, a reduction, an index_add: an atomic
+    on CUDA) give identical parameters on --device (make gpu-check runs this on CUDA)."""
+    before = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled(),
+              torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
+
+    def run():
+        generator = seed_everything(3, device=device)
+        net = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).to(device)
+        opt = torch.optim.AdamW(net.parameters(), lr=1e-2)
+        x = torch.randn(256, 32, generator=generator).to(device)
+        idx = torch.randint(0, 16, (256,), generator=generator).to(device)
+        for _ in range(5):
+            out = net(x)
+            pooled = torch.zeros(16, 8, device=device).index_add(0, idx, out)
+            loss = pooled.square().mean() + out.logsumexp(-1).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return [p.detach().cpu().clone() for p in net.parameters()]
+
+    try:
+        a, b = run(), run()
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = before[2], before[3]
+    assert all(torch.equal(p, q) for p, q in zip(a, b))

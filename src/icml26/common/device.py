@@ -1,4 +1,7 @@
-"""Device resolution and the banner every chapter prints after its setup cell."""
+"""Device resolution and the banner every chapter prints after its setup cell.
+
+On an accelerator the banner also says whether the run is bit-repeatable (`seeding.repeatability`).
+"""
 
 from __future__ import annotations
 
@@ -59,7 +62,13 @@ def device_banner(device: torch.device, preset: str, expected: str) -> str:
         hardware = "Apple GPU (MPS)"
     else:
         hardware = f"CPU ({platform.machine()}, {torch.get_num_threads()} threads)"
-    return (
+    line = (
         f"device: {device} [{hardware}] | torch {torch.__version__} | "
         f"preset: {preset} | expected time: {expected}"
     )
+    if device.type == "cpu":
+        return line  # the stored runs' line, unchanged
+    from .seeding import repeatability
+
+    repeatable, why = repeatability(device)
+    return line + (f" | bit-repeatable: yes, {why}" if repeatable else f" | NOT bit-repeatable: {why}")
