@@ -113,3 +113,36 @@ def test_test_modules_have_unique_names():
     names = [p.name for p in (Path(__file__).parent).rglob("test_*.py")]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     assert not duplicated, f"rename these test files so that every name is unique: {duplicated}"
+
+
+SECTIONS = ("What you will learn", "Prerequisites", "Time", "Deviations from the paper", "Summary", "Exercises",
+            "References")
+SOURCE_BASIS = re.compile(r"Source basis\W+.*(official code|full-text summary|abstract only)", re.I)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_chapter_has_the_standard_sections_in_order(path):
+    cells = json.loads(path.read_text())["cells"]
+    markdown = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    title = next(p.title for p in PAPERS if p.slug == path.stem)
+    assert markdown.startswith(f"# {title}\n"), "the page must open with the paper's exact title (icml26.catalog)"
+    assert SOURCE_BASIS.search(markdown), "no 'Source basis:' line naming official code / full-text summary / abstract only"
+    positions = []
+    for section in SECTIONS:
+        found = re.search(rf"^#+ {re.escape(section)}\b", markdown, re.M)
+        assert found, f"no '{section}' heading"
+        positions.append(found.start())
+    assert positions == sorted(positions), f"sections out of order: {SECTIONS}"
+    assert "{cite}" in markdown, "the chapter cites nothing from book/references.bib"
+    imports = next(("".join(c["source"]) for c in cells if c["cell_type"] == "code"
+                    and re.search(r"^import (torch|numpy)|^from icml26", "".join(c["source"]), re.M)), "")
+    assert imports.lstrip().startswith(("import icml26.numerics", "import icml26.numerics;")), \
+        "the first cell that imports numpy/torch/icml26 must start by pinning the numerics"
+
+
+def test_every_chapter_has_a_bibliography_file_listed_in_the_config():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    listed = config["bibtex_bibfiles"]
+    files = sorted(f"book/refs/{p.name}" for p in (ROOT / "book" / "refs").glob("*.bib"))
+    assert listed == files, "_config.yml's bibtex_bibfiles must list book/refs/*.bib, sorted"
+    assert {Path(f).stem for f in files} == {p.stem for p in NOTEBOOKS}, "one book/refs/<slug>.bib per chapter"

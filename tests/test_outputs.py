@@ -35,10 +35,18 @@ def _cells(path: Path) -> list[dict]:
     return json.loads(path.read_text())["cells"]
 
 
+def _is_code_listing(out: dict) -> bool:
+    """A show_source display (IPython's Code): the package's source, not something the run printed."""
+    return 'class="highlight' in _text(out.get("data", {}).get("text/html")) and "\\PY{" in _text(
+        out.get("data", {}).get("text/latex"))
+
+
 def _output_texts(path: Path):
-    """(kind, text) of every stored text output: stream name or MIME type."""
+    """(kind, text) of every stored text output but code listings: stream name or MIME type."""
     for cell in _cells(path):
         for out in cell.get("outputs", []):
+            if _is_code_listing(out):
+                continue
             if out.get("output_type") == "stream":
                 yield out.get("name", "stdout"), _text(out.get("text"))
             for mime, data in out.get("data", {}).items():

@@ -55,20 +55,17 @@ def _mps_available() -> bool:
 
 
 def device_banner(device: torch.device, preset: str, expected: str) -> str:
-    """One line naming the device, torch version, preset and its expected running time."""
+    """Two short lines: the device and torch version; the preset and its expected running time."""
     if device.type == "cuda":
         hardware = torch.cuda.get_device_name(device)
     elif device.type == "mps":
         hardware = "Apple GPU (MPS)"
     else:
         hardware = f"CPU ({platform.machine()}, {torch.get_num_threads()} threads)"
-    line = (
-        f"device: {device} [{hardware}] | torch {torch.__version__} | "
-        f"preset: {preset} | expected time: {expected}"
-    )
+    line = f"device: {device} [{hardware}] | torch {torch.__version__}\npreset: {preset} | expected time: {expected}"
     if device.type == "cpu":
-        return line  # the stored runs' line, unchanged
+        return line
     from .seeding import repeatability
 
     repeatable, why = repeatability(device)
-    return line + (f" | bit-repeatable: yes, {why}" if repeatable else f" | NOT bit-repeatable: {why}")
+    return line + (f"\nbit-repeatable: yes, {why}" if repeatable else f"\nNOT bit-repeatable: {why}")

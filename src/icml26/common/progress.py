@@ -16,7 +16,13 @@ def progress_disabled() -> bool:
 
 
 def progress(iterable: Iterable[T] | None = None, **kwargs) -> "tqdm[T]":
-    """A `tqdm.auto` bar that respects `TQDM_DISABLE`; keyword arguments go to tqdm."""
-    kwargs.setdefault("disable", progress_disabled())
+    """A `tqdm.auto` bar that respects `TQDM_DISABLE`; keyword arguments go to tqdm.
+
+    TQDM_DISABLE=1 silences every bar, whatever `disable` the caller passes (stored outputs hold
+    no bar remnants).
+    """
+    if progress_disabled():
+        kwargs["disable"] = True
+    kwargs.setdefault("disable", False)
     kwargs.setdefault("leave", True)  # a finished bar stays visible in stored outputs
     return tqdm(iterable, **kwargs)
