@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from icml26.tam import (TASKS, Routing, SoftMoEEncoder, VideoLM, bird_token, brightness_rule, budget, build_vocab,
-                        claim_figures, diagnose_counting, fit_brightness_rule, frame_indices, get_config, head_loss,
+                        converged_now, diagnose_counting, fit_brightness_rule, frame_indices, get_config, head_loss,
                         make_videos, run_experiment, sample_frames, sample_queries, threshold_rule, tokenize)
 
 torch.set_num_threads(1)
@@ -108,30 +108,28 @@ def test_smoke_run_end_to_end():
     res = run_experiment(c, seed=0)
     assert set(res.acc) == {"TAM", "TAM (oracle budget)", "fixed", "fixed-H", "fixed-L"}
     assert res.tokens["TAM"] == 64 and res.tokens["fixed"] == 72
-    claim, measured, checks = claim_figures(res.inductor_acc, res.acc, res.tokens, c)
-    assert set(checks) == {"inductor", "beats_fixed", "fixed_tiers_fail_mismatch", "tam_solves_both", "oracle_gap"}
-    assert all(isinstance(v, bool) for v in checks.values())
-    with pytest.raises(ValueError):
-        claim_figures(1.0, {"TAM": {}}, res.tokens, c)
-    assert all(len(res.count_curves[k]) == c.steps for k in res.acc if k in res.models)
+    from icml26.tam.claims import decide_all
+    statuses = decide_all(res)
+    assert [s.claim_id for s in statuses] == ["C1", "C2", "C3", "C4", "E1", "E2"]
+    log = res.training["TAM"]
+    assert log.stopped_at <= c.steps and log.best_step in log.val_steps
+    assert len(log.val_acc) == len(log.val_steps) and isinstance(log.converged, bool)
+    assert all(len(res.count_curves[k]) == res.training[k].stopped_at for k in res.acc if k in res.models)
     diag = diagnose_counting(res)
     assert diag["threshold rule"] > 0.9 and diag["TAM"]["acc"] == pytest.approx(res.acc["TAM"]["counting"])
     assert diag["fixed-H"]["acc"] == pytest.approx(res.acc["fixed-H"]["counting"])
 
 
-def test_claim_criterion_can_pass_and_fail():
-    c = get_config("smoke")
-    good = {"TAM": {"counting": 0.9, "temporal": 0.95, "mean": 0.925},
-            "TAM (oracle budget)": {"counting": 0.9, "temporal": 0.95, "mean": 0.925},
-            "fixed": {"counting": 0.7, "temporal": 0.6, "mean": 0.65},
-            "fixed-H": {"counting": 0.9, "temporal": 0.4, "mean": 0.65},
-            "fixed-L": {"counting": 0.4, "temporal": 0.95, "mean": 0.675}}
-    tokens = {"TAM": 64, "fixed": 72}
-    assert all(claim_figures(0.99, good, tokens, c)[2].values())
-    bad = dict(good, fixed={"counting": 0.9, "temporal": 0.9, "mean": 0.9})
-    assert not claim_figures(0.99, bad, tokens, c)[2]["beats_fixed"]
-    assert not claim_figures(0.5, good, tokens, c)[2]["inductor"]
-    assert len(TASKS) == 2
+def test_convergence_rule():
+    # improving by >= min_delta within the last `patience` evaluations keeps training
+    assert not converged_now([0.5, 0.6, 0.7], 2, 0.01)
+    assert not converged_now([0.5, 0.6], 2, 0.01)  # too few evaluations to judge
+    assert converged_now([0.5, 0.7, 0.705, 0.709], 2, 0.01)  # last two within min_delta of the best before
+    assert not converged_now([0.5, 0.7, 0.705, 0.72], 2, 0.01)  # a real improvement keeps it going
+    with pytest.raises(ValueError):
+        converged_now([0.5], 0, 0.01)
+    with pytest.raises(ValueError):
+        get_config("smoke", patience=0)
 
 
 def test_counting_is_resolvable_at_tier_h_but_not_from_brightness_alone():

@@ -1,6 +1,6 @@
 """The chapter's runs: the training loop (collect -> world-model updates -> imagination updates),
-decentralized evaluation in the real environment, the linear probe of the follower's latent, and
-the reproduction check (`claim_figures`)."""
+the model-free baseline, decentralized evaluation in the real environment, the linear probe of the
+follower's latent, and the convergence rule that sets every method's budget."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import torch.nn.functional as F
 from icml26.common import progress, resolve_device, seed_everything
 
 from .behavior import Actor, Critic, actor_critic_losses, imagine
-from .config import METHODS, DMAWMConfig
-from .env import N_ACTIONS, FollowTheScout
+from .config import ALL_METHODS, METHODS, DMAWMConfig
+from .env import N_ACTIONS, OBS_DIM, FollowTheScout
 from .model import ModelState, WorldModel, sample_onehot, world_model_loss
 
 
@@ -109,36 +109,58 @@ def evaluate(config: DMAWMConfig, wm: WorldModel, actor: Actor, generator: torch
     traj = imagine(wm, actor, ModelState(h[:, 0], z[:, 0]), config.episode_len, greedy=True)
     alive = torch.cumprod(torch.cat([torch.ones_like(traj["cont"][:1]), traj["cont"][:-1]]), 0)
     imag = (alive * traj["reward"]).sum(0)
-    return {"success": batch["success"].mean().item(), "real_return": batch["reward"].sum(1).mean().item(),
-            "imagined_return": imag.mean().item(), "probe": probe_accuracy(wm, batch), "batch": batch}
+    real = batch["reward"].sum(1)  # (E,)
+    return {"success": batch["success"].mean().item(), "real_return": real.mean().item(),
+            "imagined_return": imag.mean().item(), "probe": probe_accuracy(wm, batch), "batch": batch,
+            "success_items": batch["success"].cpu().tolist(), "gap_items": (imag - real).abs().cpu().tolist()}
+
+
+def converged_now(values: list, patience: int, min_delta: float) -> bool:
+    """The convergence rule: no gain of at least `min_delta` over the best earlier value in the
+    last `patience` evaluations."""
+    if patience < 1 or min_delta < 0:
+        raise ValueError("patience must be >= 1 and min_delta >= 0")
+    if len(values) <= patience:
+        return False
+    return max(values[-patience:]) < max(values[:-patience]) + min_delta
+
+
+def _snapshot(*modules) -> list[dict]:
+    return [{k: v.detach().clone() for k, v in m.state_dict().items()} for m in modules]
 
 
 def train_method(config: DMAWMConfig, method: str, seed: int = 0, device=None, show_progress: bool = True) -> dict:
-    """Algorithm loop (summary, "Behaviour learning"): for each round, collect real episodes with the
-    decentralized actors, update the world model on replay, then the actor/critic in imagination."""
+    """Algorithm loop (summary, "Behaviour learning"): each round collects `n_envs` real episodes with
+    the decentralized actors, updates the world model on replay, then the actor/critic in imagination.
+    Every method stops by the same convergence rule on the real validation success (or at the cap
+    `rounds`); the weights of the best round are kept."""
+    if method == "model_free":
+        return train_model_free(config, seed, device, show_progress)
     device = resolve_device(config.device if device is None else device)
     seed_everything(seed + (0 if method == "dmawm" else 1000))
-    gen = torch.Generator().manual_seed(seed)  # same real episodes (goals, starts) for both methods
+    gen = torch.Generator().manual_seed(seed)  # same real episodes (goals, starts) for every method
     wm, actor, critic = make_agents(config, method, device)
     opt_wm = torch.optim.Adam(wm.parameters(), lr=config.lr_wm)
     opt_a = torch.optim.Adam(actor.parameters(), lr=config.lr_actor)
     opt_c = torch.optim.Adam(critic.parameters(), lr=config.lr_critic)
-    env, replay, history = make_env(config, config.n_envs, device), Replay(), []
+    env, replay, history, best = make_env(config, config.n_envs, device), Replay(), [], (-1.0, None)
     bar = progress(range(config.rounds), desc=f"{method} seed {seed}", disable=not show_progress or None)
     for r in bar:
         replay.add(rollout(env, wm, actor if r > 0 else None, gen))
         for _ in range(config.wm_updates):
+            # region: world-model update
             loss, logs = world_model_loss(wm, replay.sample(config.batch_size, gen), config.kl_scale,
                                           config.kl_balance, config.free_nats)
             opt_wm.zero_grad(); loss.backward()
             torch.nn.utils.clip_grad_norm_(wm.parameters(), 100.0); opt_wm.step()
+            # endregion
         wm.requires_grad_(False)
         for _ in range(config.ac_updates):
+            # region: behaviour update in imagination
             b = replay.sample(max(1, config.imag_starts // config.episode_len), gen)
             with torch.no_grad():
                 h, z, _ = wm.observe(b["obs"], b["prev_act"])
-            # start from every non-terminal real step t = 0..T-1: a dream from the terminal step would run
-            # past the episode's end, into states the world model never saw
+            # start from every non-terminal real step t = 0..T-1 (a dream from the last step runs past the end)
             start = ModelState(h[:, :-1].flatten(0, 1), z[:, :-1].flatten(0, 1))  # (B*T, N, .)
             traj = imagine(wm, actor, start, config.horizon)
             a_loss, c_loss, ac_logs = actor_critic_losses(traj, critic, config.gamma, config.lam, config.entropy)
@@ -146,18 +168,97 @@ def train_method(config: DMAWMConfig, method: str, seed: int = 0, device=None, s
             torch.nn.utils.clip_grad_norm_(actor.parameters(), 100.0)
             torch.nn.utils.clip_grad_norm_(critic.parameters(), 100.0)
             opt_a.step(); opt_c.step()
+            # endregion
         wm.requires_grad_(True)
         ev = evaluate(config, wm, actor, torch.Generator().manual_seed(10_000 + seed), device)
-        ev.pop("batch")
+        for k in ("batch", "success_items", "gap_items"):
+            ev.pop(k)
         history.append({"round": r + 1, "env_steps": len(replay) * config.episode_len, **logs, **ev})
+        if ev["success"] > best[0]:
+            best = (ev["success"], _snapshot(wm, actor))
+        if converged_now([h_["success"] for h_ in history], config.patience, config.min_delta):
+            break
+    converged = converged_now([h_["success"] for h_ in history], config.patience, config.min_delta)
+    wm.load_state_dict(best[1][0]); actor.load_state_dict(best[1][1])
     final = evaluate(config, wm, actor, torch.Generator().manual_seed(20_000 + seed), device)
     return {"method": method, "seed": seed, "wm": wm, "actor": actor, "critic": critic, "history": history,
-            "final": final}
+            "final": final, "converged": converged}
+
+
+def _mf_features(obs: torch.Tensor, prev_obs: torch.Tensor) -> torch.Tensor:
+    """The model-free agent's input: its own last two observations, (B, N, 2 * OBS_DIM)."""
+    return torch.cat([obs, prev_obs], -1)
+
+
+@torch.no_grad()
+def evaluate_model_free(config: DMAWMConfig, actor: Actor, generator: torch.Generator, device) -> dict:
+    """Real decentralized success / return of the model-free actors (greedy), like `evaluate`."""
+    env = make_env(config, config.n_eval, device)
+    obs = env.reset(generator)
+    prev, rewards = obs, []
+    for _ in range(config.episode_len):
+        a = actor(_mf_features(obs, prev)).probs.argmax(-1)
+        prev, (obs, r, _) = obs, env.step(a)
+        rewards.append(r)
+    success = env.on_goal().all(-1).float()
+    return {"success": success.mean().item(), "real_return": torch.stack(rewards, 1).sum(1).mean().item(),
+            "success_items": success.cpu().tolist()}
+
+
+def train_model_free(config: DMAWMConfig, seed: int = 0, device=None, show_progress: bool = True) -> dict:
+    """Model-free baseline: the same decentralized actor / centralized critic / lambda-return REINFORCE
+    loss as behaviour learning, on real episodes instead of dreams. Each actor reads its own last two
+    observations. Same env-step budget per round (`n_envs` episodes, split into `mf_updates` fresh
+    on-policy batches) and the same convergence rule as the world-model methods."""
+    device = resolve_device(config.device if device is None else device)
+    seed_everything(seed + 2000)
+    gen = torch.Generator().manual_seed(seed)
+    actor = Actor(2 * OBS_DIM, config.n_agents, config.hidden).to(device)
+    critic = Critic(2 * OBS_DIM, config.hidden).to(device)
+    opt_a = torch.optim.Adam(actor.parameters(), lr=config.lr_actor)
+    opt_c = torch.optim.Adam(critic.parameters(), lr=config.lr_critic)
+    per_update = max(1, config.n_envs // config.mf_updates)
+    env, history, best, steps = make_env(config, per_update, device), [], (-1.0, None), 0
+    bar = progress(range(config.rounds), desc=f"model_free seed {seed}", disable=not show_progress or None)
+    for r in bar:
+        for _ in range(config.mf_updates):
+            # region: model-free update
+            obs = env.reset(gen)
+            prev, xs, logps, ents, rewards = obs, [], [], [], []
+            for _ in range(config.episode_len):
+                x = _mf_features(obs, prev)
+                dist = actor(x)
+                a = dist.sample()
+                xs.append(x); logps.append(dist.log_prob(a)); ents.append(dist.entropy())
+                prev, (obs, rew, _) = obs, env.step(a)
+                rewards.append(rew)
+            xs.append(_mf_features(obs, prev))
+            cont = torch.ones(config.episode_len, per_update, device=device)
+            cont[-1] = 0.0
+            traj = {"x": torch.stack(xs), "logp": torch.stack(logps), "entropy": torch.stack(ents),
+                    "reward": torch.stack(rewards), "cont": cont}
+            a_loss, c_loss, _ = actor_critic_losses(traj, critic, config.gamma, config.lam, config.entropy)
+            opt_a.zero_grad(); opt_c.zero_grad(); (a_loss + c_loss).backward()
+            opt_a.step(); opt_c.step()
+            # endregion
+            steps += per_update * config.episode_len
+        ev = evaluate_model_free(config, actor, torch.Generator().manual_seed(10_000 + seed), device)
+        ev.pop("success_items")
+        history.append({"round": r + 1, "env_steps": steps, **ev})
+        if ev["success"] > best[0]:
+            best = (ev["success"], _snapshot(actor))
+        if converged_now([h_["success"] for h_ in history], config.patience, config.min_delta):
+            break
+    converged = converged_now([h_["success"] for h_ in history], config.patience, config.min_delta)
+    actor.load_state_dict(best[1][0])
+    final = evaluate_model_free(config, actor, torch.Generator().manual_seed(20_000 + seed), device)
+    return {"method": "model_free", "seed": seed, "actor": actor, "critic": critic, "history": history,
+            "final": final, "converged": converged}
 
 
 def run_experiment(config: DMAWMConfig, seed: int = 0, device=None) -> dict[str, list[dict]]:
-    """Both methods, `config.n_seeds` seeds each (seeds seed, seed+1, ...), same budget."""
-    return {m: [train_method(config, m, seed + s, device) for s in range(config.n_seeds)] for m in METHODS}
+    """Every method, `config.n_seeds` seeds each (seeds seed, seed+1, ...), same rule and cap."""
+    return {m: [train_method(config, m, seed + s, device) for s in range(config.n_seeds)] for m in ALL_METHODS}
 
 
 def summarize(results: dict[str, list[dict]]) -> dict[str, dict[str, float]]:
@@ -165,40 +266,14 @@ def summarize(results: dict[str, list[dict]]) -> dict[str, dict[str, float]]:
     out = {}
     for m, runs in results.items():
         f = [r["final"] for r in runs]
-        out[m] = {k: sum(x[k] for x in f) / len(f) for k in ("success", "real_return", "imagined_return", "probe")}
-        out[m]["gap"] = sum(abs(x["imagined_return"] - x["real_return"]) for x in f) / len(f)
+        out[m] = {k: sum(x[k] for x in f) / len(f) for k in ("success", "real_return") }
+        out[m]["rounds"] = sum(len(r["history"]) for r in runs) / len(runs)
+        out[m]["converged"] = all(r["converged"] for r in runs)
+        if "probe" in f[0]:
+            for k in ("imagined_return", "probe"):
+                out[m][k] = sum(x[k] for x in f) / len(f)
+            out[m]["gap"] = sum(abs(x["imagined_return"] - x["real_return"]) for x in f) / len(f)
     return out
-
-
-def claim_figures(results: dict[str, list[dict]], config: DMAWMConfig) -> tuple[str, dict, dict]:
-    """The reproduction check (summary, "Claims to reproduce"), criterion fixed in `DMAWMConfig`:
-    (1) mechanism: follower probe at t=0 <= probe_chance_max for DMAWM and >= probe_joint_min for the
-    joint-latent model, in every seed; (2) control: DMAWM's real decentralized success >= joint +
-    success_margin in every seed, and DMAWM's mean |imagined - real| return gap is the smaller."""
-    if set(results) != set(METHODS) or any(len(results[m]) == 0 for m in METHODS):
-        raise ValueError(f"results must hold non-empty run lists for {METHODS}, got {sorted(results)}")
-    if len(results["dmawm"]) != len(results["joint"]):
-        raise ValueError("both methods need the same number of seeds")
-    s = summarize(results)
-    pairs = list(zip(results["dmawm"], results["joint"]))
-    checks = {
-        "DMAWM follower latent holds no goal information (probe <= chance bar)":
-            all(d["final"]["probe"] <= config.probe_chance_max for d, _ in pairs),
-        "joint-latent follower latent leaks the goal (probe >= bar)":
-            all(j["final"]["probe"] >= config.probe_joint_min for _, j in pairs),
-        "DMAWM decentralized success beats joint by the margin in every seed":
-            all(d["final"]["success"] >= j["final"]["success"] + config.success_margin for d, j in pairs),
-        "DMAWM imagined-vs-real return gap is smaller": s["dmawm"]["gap"] < s["joint"]["gap"],
-    }
-    measured = {
-        "probe DMAWM": round(s["dmawm"]["probe"], 1), "probe joint": round(s["joint"]["probe"], 1),
-        "success DMAWM": round(s["dmawm"]["success"], 1), "success joint": round(s["joint"]["success"], 1),
-        "gap DMAWM": round(s["dmawm"]["gap"], 1), "gap joint": round(s["joint"]["gap"], 1),
-        "seeds": len(pairs),
-    }
-    claim = ("A disentangled world model keeps each agent's latent free of others' private information, "
-             "so policies learned in imagination transfer to decentralized execution better than with a joint latent")
-    return claim, measured, checks
 
 
 SCRIPTS = ("toward", "away", "stay")  # open-loop team moves used by `imagination_diagnostic`

@@ -50,6 +50,26 @@ class MultiTailPolicy(nn.Module):
         return squash(mu)
 
 
+def tail_gradient_leak(policy: MultiTailPolicy, n: int = 64, seed: int = 0) -> float:
+    """How much each stage's loss reaches the other stage's tails: the largest |gradient| that a
+    loss on design-stage samples puts on the control tail's parameters (row 0 of `mu`, `value`)
+    plus the same for control-stage samples on the design tail (row 1). Exactly 0 for a
+    multi-tail network; with one shared tail (W/O Stage Opt) both stages write to the same row."""
+    g = torch.Generator().manual_seed(seed)
+    obs = torch.randn(n, OBS_DIM, generator=g)
+    leak = 0.0
+    for stage, other in ((True, 0), (False, 1)):
+        p = MultiTailPolicy(policy.trunk[0].out_features, policy.multi_tail)
+        p.load_state_dict(policy.state_dict())
+        p.requires_grad_(True)
+        mu, log_std, v = p(obs, torch.full((n,), stage))
+        (mu.pow(2).sum() + v.pow(2).sum() + log_std.sum()).backward()
+        row = other if policy.multi_tail else 0  # one shared tail: the other stage's head is row 0 too
+        grads = [p.mu.weight.grad[row], p.mu.bias.grad[row], p.value.weight.grad[row], p.value.bias.grad[row]]
+        leak = max(leak, max(float(t.abs().max()) for t in grads))
+    return leak
+
+
 def squash(u: torch.Tensor) -> torch.Tensor:
     """tanh squashing to the feasible box [0, 1] (design bounds / effort bounds)."""
     return 0.5 * (torch.tanh(u) + 1.0)
@@ -149,6 +169,7 @@ def ppo_update(policy, opt, batch, cfg: ReconfigConfig, train_design: bool):
     m = obs.shape[0]
     for _ in range(cfg.ppo_epochs):
         perm = torch.randperm(m, device=obs.device)
+        # region: clipped PPO step
         for idx in perm.chunk(cfg.ppo_minibatches):
             mu, ls, v = policy(obs[idx], stage[idx])
             dist = torch.distributions.Normal(mu, ls.exp())
@@ -161,6 +182,7 @@ def ppo_update(policy, opt, batch, cfg: ReconfigConfig, train_design: bool):
             loss.backward()
             nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
             opt.step()
+        # endregion
 
 
 def train_primitive(make_env, config_id: int, cfg: ReconfigConfig, generator: torch.Generator,

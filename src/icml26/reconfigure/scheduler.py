@@ -55,10 +55,11 @@ def run_hierarchy(prims: dict[int, Primitive], env: ReconfCourse, chooser, cfg: 
     current = torch.full((n,), -1, dtype=torch.long, device=dev)
     xi = torch.zeros(n, device=dev)
     switches = torch.zeros(n, dtype=torch.long, device=dev)
-    trans, used = [], []
+    trans, used, gaps = [], [], []
     T = horizon or cfg.horizon
     ids = sorted(prims)
     for t in range(T):
+        # region: decision
         if t % cfg.decision_every == 0:
             s = scheduler_obs(env, current)
             choice = chooser(s, current)
@@ -68,12 +69,14 @@ def run_hierarchy(prims: dict[int, Primitive], env: ReconfCourse, chooser, cfg: 
             switch = new & (current >= 0)
             env.timer = torch.where(switch, torch.full_like(env.timer, cfg.switch_cost), env.timer)
             switches += switch.long()
+            gaps.append(boundary_gap(env)[switch])  # how far from a segment boundary each switch happens
             for c in ids:  # re-emit the design of the chosen primitive (design stage)
                 xi_c = prims[c].policy.act_mean(env, xi, True) if prims[c].fixed_xi is None else \
                     torch.full((n,), prims[c].fixed_xi, device=dev)
                 xi = torch.where(new & (choice == c), xi_c, xi)
             current = choice
             trans.append({"s": s, "a": choice, "p0": env.progress()})
+        # endregion
         effort = torch.zeros(n, device=dev)
         obs = env.observe(xi, False)  # one observation for all primitives, [N, OBS_DIM]
         control = torch.zeros(n, dtype=torch.bool, device=dev)
@@ -86,7 +89,19 @@ def run_hierarchy(prims: dict[int, Primitive], env: ReconfCourse, chooser, cfg: 
         if (t + 1) % cfg.decision_every == 0 or t + 1 == T:
             trans[-1]["r"] = 10.0 * (env.progress() - trans[-1]["p0"])
     trans[-1]["s2"] = scheduler_obs(env, current)
-    return {"progress": env.progress(), "switches": switches, "configs": torch.stack(used), "trans": trans}
+    return {"progress": env.progress(), "switches": switches, "configs": torch.stack(used), "trans": trans,
+            "switch_gaps": torch.cat(gaps)}
+
+
+def boundary_gap(env: ReconfCourse) -> torch.Tensor:
+    """[N] distance from each robot to the nearest inner segment boundary (ahead or behind)."""
+    k = env.segment().clamp(max=env.bounds.shape[1] - 1)
+    ahead = env.bounds.gather(1, k[:, None]).squeeze(1) - env.x
+    inner = env.bounds[:, :-1]  # boundaries between segments (the course's end is not one)
+    behind = torch.where(k > 0, env.x - inner.gather(1, (k - 1).clamp(min=0)[:, None]).squeeze(1),
+                         torch.full_like(env.x, float("inf")))
+    ahead = torch.where(k < inner.shape[1], ahead, torch.full_like(ahead, float("inf")))
+    return torch.minimum(ahead, behind)
 
 
 def train_scheduler(prims: dict[int, Primitive], make_env, cfg: ReconfigConfig, generator: torch.Generator,
@@ -118,6 +133,7 @@ def train_scheduler(prims: dict[int, Primitive], make_env, cfg: ReconfigConfig, 
                       | {"done": done.flatten()})  # [D*N, ...]
         buffer = buffer[-5:]
         data = {k: torch.cat([b[k] for b in buffer]) for k in buffer[0]}
+        # region: fitted Q step
         target_q = copy.deepcopy(q)
         with torch.no_grad():
             y = data["r"] + cfg.sched_gamma * (1 - data["done"]) * target_q(data["s2"]).max(1).values
@@ -127,6 +143,7 @@ def train_scheduler(prims: dict[int, Primitive], make_env, cfg: ReconfigConfig, 
             opt.zero_grad()
             loss.backward()
             opt.step()
+        # endregion
     q.eval()
     return q, curve
 
