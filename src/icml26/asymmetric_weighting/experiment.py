@@ -1,4 +1,5 @@
-"""The chapter's runs (Parts A, B, C), the reproduction check and the widgets' cheap re-runs."""
+"""The chapter's runs (Parts A, B, C), the learning-rate tuning rule, the claims' figures and the
+widgets' cheap re-runs."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ from .config import AsymConfig
 from .lm import RLHistory, build_model, train_rl, train_sft
 from .simulator import SimResult, mean_field, simulate, time_to_target
 from .task import make_task
-from .theory import optimal_weight, scheme_time
+from .lm import success_probs
+from .theory import optimal_weight, optimal_weight_numeric, scheme_time
 from .weighting import LABELS
 
-CLAIM = ("asymmetric prompt weights (Sqrt-R, Linear-R) reach the target accuracy clearly faster than GRPO "
-         "in from-scratch RL, and the gain largely disappears when RL starts after SFT")
+TUNE_SEED_OFFSET = 999  # the held-out tuning seed: model and sampling seed 1000 * seed + 999, used by no claim
 
 
 def run_part_a(config: AsymConfig, seed: int = 0) -> dict[str, dict[str, tuple[SimResult, SimResult]]]:
@@ -29,7 +30,7 @@ def run_part_a(config: AsymConfig, seed: int = 0) -> dict[str, dict[str, tuple[S
     for regime, rho0 in (("scratch", config.sim_rho0), ("post_sft", config.sim_rho0_sft)):
         start = torch.full((config.sim_prompts,), rho0, dtype=torch.float64)
         out[regime] = {}
-        for scheme in progress(config.schemes, desc=f"simulator ({regime})"):
+        for scheme in progress(config.sim_schemes, desc=f"simulator ({regime})"):
             kw = dict(n=config.group_size, lr=config.sim_lr, steps=config.sim_steps, num_answers=config.sim_answers,
                       max_rounds=config.dapo_max_rounds)
             out[regime][scheme] = (simulate(start, scheme, seed=seed, **kw), mean_field(start, scheme, **kw))
@@ -76,35 +77,109 @@ def ratio_bounds(num: CensoredMean, den: CensoredMean) -> tuple[float, float]:
     return num.lower / den.upper, num.upper / den.lower
 
 
-def run_part_b(config: AsymConfig, seed: int = 0) -> dict[str, list[RLHistory]]:
-    """From-scratch RL: every scheme from the same random initialisation, per seed. Each run stops
-    when it reaches the target or after its cap (`context_steps` for the context baselines,
-    `rl_steps` for the others)."""
+def tuning_score(h: RLHistory, target: float) -> float:
+    """The one rule that ranks learning rates, the same for every scheme: updates to reach
+    `target` (lower is better); a run that never reached it ranks after every run that did,
+    by its final accuracy (score = cap + 1 - final accuracy)."""
+    t = steps_to_target(h.accuracy, target)
+    return float(t) if np.isfinite(t) else float(len(h.accuracy) - 1) + 1.0 - float(h.accuracy[-1])
+
+
+def tune_learning_rate(run, grid: tuple[float, ...],
+                       target: float) -> tuple[float, dict[float, float]]:
+    """Run `run(lr)` for every lr of `grid` and keep the one with the lowest `tuning_score`
+    (ties: the smaller lr). Returns (best lr, {lr: score})."""
+    if not grid:
+        raise ValueError("the learning-rate grid is empty")
+    scores = {}
+    for lr in grid:
+        scores[lr] = tuning_score(run(lr), target)
+    best = min(grid, key=lambda lr: (scores[lr], lr))
+    return best, scores
+
+
+def post_sft_target(start_acc: float, gain: float) -> float:
+    """The post-SFT target: close the fraction `gain` of the gap between the start accuracy and 1."""
+    return float(start_acc + gain * (1.0 - start_acc))
+
+
+def _scratch_run(config: AsymConfig, task, scheme: str, lr: float, model_seed: int, cap: int) -> RLHistory:
+    model = build_model(config.d_model, config.n_layer, config.n_head, seed=model_seed, device=task.prompts.device)
+    return train_rl(model, task, scheme, cap, config.prompts_per_step, config.group_size, lr=lr,
+                    max_rounds=config.dapo_max_rounds, seed=model_seed, stop_at=config.target_acc)
+
+
+def _sft_base(config: AsymConfig, task, model_seed: int):
+    base = build_model(config.d_model, config.n_layer, config.n_head, seed=model_seed, device=task.prompts.device)
+    acc = train_sft(base, task, config.sft_steps, config.prompts_per_step, config.sft_lr, seed=model_seed)
+    return base, acc
+
+
+def _post_sft_run(config: AsymConfig, task, base, scheme: str, lr: float, run_seed: int, start_acc: float) -> RLHistory:
+    return train_rl(copy.deepcopy(base), task, scheme, config.post_sft_steps, config.prompts_per_step,
+                    config.group_size, lr=lr, max_rounds=config.dapo_max_rounds, seed=run_seed,
+                    stop_at=post_sft_target(start_acc, config.post_sft_gain))
+
+
+@dataclass
+class Tuning:
+    """The learning rate each scheme got, per regime, and the score of every grid point."""
+
+    scratch: dict[str, float]
+    post_sft: dict[str, float]
+    scores: dict[str, dict[str, dict[float, float]]]  # regime -> scheme -> {lr: score}
+
+
+def tune_all(config: AsymConfig, seed: int = 0) -> Tuning:
+    """The tuning rule applied to every scheme alike, on the held-out seed 1000 * seed + 999:
+    from scratch over `lr_grid` (cap `tune_steps`, target `target_acc`); after SFT over
+    `post_sft_lr_grid` (cap `post_sft_steps`, the post-SFT target)."""
     device = resolve_device(config.device)
     task = make_task(config.min_operand, config.max_operand, device=device)
+    ts = 1000 * seed + TUNE_SEED_OFFSET
+    scratch, post, scores = {}, {}, {"scratch": {}, "post_sft": {}}
+    for scheme in progress(config.schemes, desc="tune lr (scratch)"):
+        cap = min(config.tune_steps, config.context_steps if scheme in config.context_schemes else config.rl_steps)
+        scratch[scheme], scores["scratch"][scheme] = tune_learning_rate(
+            lambda lr: _scratch_run(config, task, scheme, lr, ts, cap), config.lr_grid, config.target_acc)
+    base, _ = _sft_base(config, task, ts)
+    a0 = float(success_probs(base, task).mean())
+    for scheme in progress(config.post_sft_schemes, desc="tune lr (post-SFT)"):
+        post[scheme], scores["post_sft"][scheme] = tune_learning_rate(
+            lambda lr: _post_sft_run(config, task, base, scheme, lr, ts + 500, a0),
+            config.post_sft_lr_grid, post_sft_target(a0, config.post_sft_gain))
+    return Tuning(scratch, post, scores)
+
+
+def run_part_b(config: AsymConfig, seed: int = 0, lrs: dict[str, float] | None = None) -> dict[str, list[RLHistory]]:
+    """From-scratch RL: every scheme from the same random initialisation per seed, each at its
+    own tuned learning rate `lrs[scheme]` (default: the middle of the grid). A run stops when it
+    reaches the target or after its cap (`context_steps` for context baselines, else `rl_steps`)."""
+    device = resolve_device(config.device)
+    task = make_task(config.min_operand, config.max_operand, device=device)
+    lrs = lrs or {s: config.lr_grid[len(config.lr_grid) // 2] for s in config.schemes}
     runs = {s: [] for s in config.schemes}
     cells = [(k, s) for k in range(config.seeds) for s in config.schemes]
     for k, scheme in progress(cells, desc="from-scratch RL"):
-        model = build_model(config.d_model, config.n_layer, config.n_head, seed=1000 * seed + k, device=device)
         cap = config.context_steps if scheme in config.context_schemes else config.rl_steps
-        runs[scheme].append(train_rl(model, task, scheme, cap, config.prompts_per_step, config.group_size,
-                                     lr=config.lr, max_rounds=config.dapo_max_rounds, seed=1000 * seed + k,
-                                     stop_at=config.target_acc))
+        runs[scheme].append(_scratch_run(config, task, scheme, lrs[scheme], 1000 * seed + k, cap))
     return runs
 
 
-def run_part_c(config: AsymConfig, seed: int = 0) -> tuple[dict[str, list[RLHistory]], list[float]]:
-    """Post-SFT RL: supervised warm-up once per seed, then each scheme from a copy of that model."""
+def run_part_c(config: AsymConfig, seed: int = 0,
+               lrs: dict[str, float] | None = None) -> tuple[dict[str, list[RLHistory]], list[float]]:
+    """Post-SFT RL: supervised warm-up once per seed, then each scheme from a copy of that model
+    at its tuned post-SFT learning rate; a run stops at the post-SFT target or at its cap."""
     device = resolve_device(config.device)
     task = make_task(config.min_operand, config.max_operand, device=device)
+    lrs = lrs or {s: config.post_sft_lr_grid[len(config.post_sft_lr_grid) // 2] for s in config.post_sft_schemes}
     runs, sft_acc = {s: [] for s in config.post_sft_schemes}, []
     for k in progress(range(config.seeds), desc="post-SFT RL"):
-        base = build_model(config.d_model, config.n_layer, config.n_head, seed=1000 * seed + k, device=device)
-        sft_acc.append(train_sft(base, task, config.sft_steps, config.prompts_per_step, config.sft_lr, seed=1000 * seed + k))
+        base, _ = _sft_base(config, task, 1000 * seed + k)
+        sft_acc.append(float(success_probs(base, task).mean()))
         for scheme in config.post_sft_schemes:
-            runs[scheme].append(train_rl(copy.deepcopy(base), task, scheme, config.post_sft_steps, config.prompts_per_step,
-                                         config.group_size, lr=config.post_sft_lr, max_rounds=config.dapo_max_rounds,
-                                         seed=1000 * seed + k + 500))
+            runs[scheme].append(_post_sft_run(config, task, base, scheme, lrs[scheme], 1000 * seed + k + 500,
+                                              sft_acc[-1]))
     return runs, sft_acc
 
 
@@ -113,44 +188,53 @@ def mean_steps(runs: dict[str, list[RLHistory]], target: float) -> dict[str, Cen
     return {s: censored_mean(hs, target) for s, hs in runs.items()}
 
 
-def _steps_figure(m: CensoredMean):
-    """Mean updates rounded to 10, or '>=L' (L rounded down) when a run was censored."""
-    return round(m.lower / 10) * 10 if m.exact else f">={math.floor(m.lower / 10) * 10}"
+def simulator_time_gaps(part_a: dict, target_scratch: float, target_post: float) -> float:
+    """Largest relative gap |simulated - predicted| / predicted between the Monte Carlo and the
+    mean-field time to target, over every scheme, both regimes and both clocks (inf when only
+    one of the two reaches the target)."""
+    gaps = []
+    for regime, tgt in (("scratch", target_scratch), ("post_sft", target_post)):
+        for mc, mf in part_a[regime].values():
+            for clock in (None, "responses"):
+                a = time_to_target(mc.accuracy, tgt, None if clock is None else mc.responses)
+                b = time_to_target(mf.accuracy, tgt, None if clock is None else mf.responses)
+                if np.isfinite(a) and np.isfinite(b):
+                    gaps.append(abs(a - b) / max(b, 1.0))
+                elif np.isfinite(a) != np.isfinite(b):
+                    gaps.append(float("inf"))
+    return max(gaps) if gaps else float("inf")
 
 
-def _ratio_figure(lo: float, hi: float):
-    """The ratio to 2 decimals when known, else the bound that holds ('<=' rounded up, '>=' down)."""
-    if lo == hi:
-        return round(hi, 2)
-    if np.isfinite(hi):
-        return f"<={math.ceil(round(hi * 100, 6)) / 100:.2f}"
-    return f">={math.floor(round(lo * 100, 6)) / 100:.2f}" if lo > 0 else "undetermined"
+def theory_figures() -> tuple[float, float]:
+    """(max relative gap between the numerically minimised and the closed-form optimum of the
+    response clock, optimum weight at rho = C3_ASYM_RHO over that at 1 - C3_ASYM_RHO)."""
+    from .claims import C3_ASYM_RHO
+
+    rho, om = optimal_weight_numeric(0.003, 0.99, "responses")
+    cf = optimal_weight(rho, "responses")
+    gap = float((om / (cf / cf[0]) - 1).abs().max())
+    lo, hi = (optimal_weight(torch.tensor(r, dtype=torch.float64), "responses") for r in (C3_ASYM_RHO, 1 - C3_ASYM_RHO))
+    return gap, float(lo / hi)
 
 
-def claim_figures(part_b: dict[str, list[RLHistory]], part_c: dict[str, list[RLHistory]], config: AsymConfig):
-    """(claim, measured, checks) for `report_claim`; the criterion is fixed in `AsymConfig`:
+def build_ledger(part_a_seeds: list[dict], part_b: dict, part_c: dict, sft_acc: list[float], config: AsymConfig,
+                 sim_post_target: float = 0.95):
+    """The chapter's ledger from the runs (decision functions and thresholds in `claims.py`)."""
+    from icml26.common.ledger import Ledger
 
-    * from scratch: mean steps-to-target of Sqrt-R and of Linear-R <= max_speed_ratio x GRPO's,
-      required to hold for every value the censored times can take (`ratio_bounds`: a censored
-      GRPO run counts as its cap, a censored Sqrt-R/Linear-R run makes the bound infinite). With
-      no censored run this is exactly the ratio of the measured means;
-    * post-SFT: |mean final accuracy of Sqrt-R - GRPO| <= max_post_sft_gap.
-    """
-    steps = mean_steps(part_b, config.target_acc)
-    lo_sqrt, hi_sqrt = ratio_bounds(steps["sqrt"], steps["grpo"])
-    lo_lin, hi_lin = ratio_bounds(steps["linear"], steps["grpo"])
-    final = {s: float(np.mean([h.accuracy[-1] for h in hs])) for s, hs in part_c.items()}
-    gap = final["sqrt"] - final["grpo"]
-    measured = {"steps_to_target_grpo": _steps_figure(steps["grpo"]), "steps_sqrt": _steps_figure(steps["sqrt"]),
-                "steps_linear": _steps_figure(steps["linear"]),
-                **{f"never_reached_{s}": f"{steps[s].censored}/{steps[s].runs}" for s in ("grpo", "sqrt", "linear")},
-                "ratio_sqrt_vs_grpo": _ratio_figure(lo_sqrt, hi_sqrt),
-                "ratio_linear_vs_grpo": _ratio_figure(lo_lin, hi_lin), "post_sft_acc_grpo": round(final["grpo"], 1),
-                "post_sft_acc_sqrt": round(final["sqrt"], 1)}
-    checks = {"Sqrt-R faster than GRPO from scratch": bool(hi_sqrt <= config.max_speed_ratio),
-              "Linear-R faster than GRPO from scratch": bool(hi_lin <= config.max_speed_ratio),
-              "post-SFT gap small": bool(abs(gap) <= config.max_post_sft_gap)}
-    return CLAIM, measured, checks
+    from . import claims
+
+    tb = {s: [claims.time_bounds(h.accuracy, config.target_acc) for h in hs] for s, hs in part_b.items()}
+    tc = {s: [claims.time_bounds(h.accuracy, post_sft_target(a0, config.post_sft_gain)) for h, a0 in zip(hs, sft_acc)]
+          for s, hs in part_c.items()}
+    gap, asym = theory_figures()
+    ledger = Ledger("asymmetric_weighting", claims.CLAIM_IDS, "full-text summary")
+    ledger.extend([
+        claims.decide_c1(tb["grpo"], {s: tb[s] for s in claims.C1_SCHEMES}),
+        claims.decide_c2(tb["grpo"], tb["sqrt"], tc["grpo"], tc["sqrt"]),
+        claims.decide_c3(gap, asym, [simulator_time_gaps(a, config.sim_target, sim_post_target) for a in part_a_seeds]),
+    ])
+    return ledger
 
 
 def responses_to_target(h: RLHistory, target: float) -> float:
@@ -158,34 +242,36 @@ def responses_to_target(h: RLHistory, target: float) -> float:
     return time_to_target(h.accuracy, target, h.responses)
 
 
-def results_table(part_b, part_c, sft_acc, config: AsymConfig) -> str:
-    """Markdown table: per scheme, the updates to the target per seed (or 'never' within the cap),
-    their censoring-aware mean, generated responses to the target, the accuracy where censored
-    runs ended, the fraction of all-wrong groups at the first step, post-SFT final accuracy."""
+def results_table(part_b, part_c, sft_acc, config: AsymConfig, tuning: Tuning | None = None):
+    """A DataFrame: per scheme, the paper's finding, the tuned learning rate, the updates to the
+    target per seed ('never' within the cap), their censoring-aware mean, generated responses to
+    the target, the all-wrong groups at the first update, and the post-SFT updates to its target."""
+    import pandas as pd
+
     steps = mean_steps(part_b, config.target_acc)
     tgt = f"{config.target_acc:.0%}"
-    rows = [f"| scheme | paper (from scratch, its scale) | ours: cap | ours: updates to {tgt}, per seed | ours: mean "
-            f"(lower bound if censored) | ours: generated responses to {tgt} | ours: acc. at the cap (censored runs) | "
-            "ours: groups with no success at step 1 | ours: post-SFT final acc. |", "|---|---|---|---|---|---|---|---|---|"]
     paper = {"rloo": "symmetric baseline", "grpo": "symmetric baseline", "dapo": "symmetric baseline",
-             "linear": "substantially better (no numbers available)", "sqrt": "substantially better (no numbers available)"}
+             "linear": "substantially faster (no numbers)", "sqrt": "substantially faster (no numbers)"}
+    rows = []
     for s, hs in part_b.items():
-        post = f"{np.mean([h.accuracy[-1] for h in part_c[s]]):.2f}" if s in part_c else "-"
-        cap = config.context_steps if s in config.context_schemes else config.rl_steps
         per_seed = ", ".join(f"{t:.0f}" if np.isfinite(t) else "never" for t in
                              (steps_to_target(h.accuracy, config.target_acc) for h in hs))
         m = steps[s]
-        mean = f"{m.lower:.0f}" if m.exact else f">= {m.lower:.0f} ({m.censored} of {m.runs} censored)"
         r = [responses_to_target(h, config.target_acc) for h in hs]
-        resp = f"{np.mean(r) / 1000:.0f}k" if all(np.isfinite(x) for x in r) else "-"
-        stuck = ", ".join(f"{h.accuracy[-1]:.2f}" for h in hs
-                          if not np.isfinite(steps_to_target(h.accuracy, config.target_acc)))
-        rows.append(f"| {LABELS[s]} | {paper.get(s, '-')} | {cap} | {per_seed} | {mean} | {resp} | {stuck or '-'} | "
-                    f"{np.mean([h.zero_frac[0] for h in hs if len(h.zero_frac)]):.2f} | {post} |")
-    rows.append(f"\nEvery from-scratch run stops at {tgt} or at its cap; 'never' = not reached within the cap "
-                f"(mean of {config.seeds} seeds). SFT warm-up reached mean accuracy {np.mean(sft_acc):.2f} before the "
-                f"post-SFT RL runs (RL after SFT at learning rate {config.post_sft_lr:g}, from scratch at {config.lr:g}).")
-    return "\n".join(rows)
+        row = {"scheme": LABELS[s], "paper (from scratch)": paper.get(s, "-"),
+               "lr (tuned)": f"{tuning.scratch[s]:g}" if tuning else "-",
+               f"updates to {tgt}, per seed": per_seed,
+               "mean": f"{m.lower:.0f}" if m.exact else f">= {m.lower:.0f}",
+               f"responses to {tgt}": f"{np.mean(r) / 1000:.0f}k" if all(np.isfinite(x) for x in r) else "-",
+               "all-wrong groups at step 1": f"{np.mean([h.zero_frac[0] for h in hs if len(h.zero_frac)]):.2f}"}
+        if s in part_c:
+            post = [steps_to_target(h.accuracy, post_sft_target(a0, config.post_sft_gain)) for h, a0 in zip(part_c[s], sft_acc)]
+            row["post-SFT lr"] = f"{tuning.post_sft[s]:g}" if tuning else "-"
+            row["post-SFT updates, per seed"] = ", ".join(f"{t:.0f}" if np.isfinite(t) else "never" for t in post)
+        else:
+            row["post-SFT lr"] = row["post-SFT updates, per seed"] = "-"
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def explore_theory(rho0: float, target: float = 0.9, schemes=("rloo", "grpo", "linear", "sqrt", "uniform")) -> dict:

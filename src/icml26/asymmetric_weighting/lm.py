@@ -164,11 +164,15 @@ def _collect_batch(lp1, lp2, task, scheme, P, n, max_rounds, gen):
         idx = torch.randint(task.size, (P,), generator=gen, device=device)  # (P,)
         resp = sample_from_table(lp1, lp2, idx, n, gen)  # (P*n, 2)
         rewards = exact_match_reward(resp, task.answers[idx].repeat_interleave(n, 0),
-                                     task.lengths[idx].repeat_interleave(n, 0)).reshape(P, n)  # (P, n)
+                                     task.lengths[idx].repeat_interleave(n, 0))
+        rewards = rewards.reshape(P, n)  # (P*n,) -> (P, n)
         used += P * n
         if zero is None:
             zero = float((rewards.sum(1) == 0).float().mean())
-        keep = informative_groups(rewards) if scheme == "dapo" else torch.ones(P, dtype=torch.bool, device=device)
+        if scheme == "dapo":
+            keep = informative_groups(rewards)
+        else:
+            keep = torch.ones(P, dtype=torch.bool, device=device)
         keep &= torch.cumsum(keep.long(), 0) <= P - kept  # do not overfill
         resp_all.append(resp.reshape(P, n, 2)[keep].reshape(-1, 2))
         rew_all.append(rewards[keep])
@@ -203,25 +207,28 @@ def train_rl(model, task: AdditionTask, scheme: str, steps: int, prompts_per_ste
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
     acc, zero, resp_count = [], [], [0.0]
     for _ in progress(range(steps), desc=desc or scheme, disable=not show_progress, leave=False):
+        # region: rl update
         lp1, lp2 = answer_table(model, task)  # (N, 10), (N, 10, 10), differentiable
         acc.append(float(table_success(lp1.detach(), lp2.detach(), task).mean()))
         if stop_at is not None and acc[-1] >= stop_at:
             break  # target reached after len(acc) - 1 updates: the rest of the cap is not needed
-        resp, rewards, idx, used, z = _collect_batch(lp1.detach(), lp2.detach(), task, scheme, prompts_per_step,
-                                                     group_size, max_rounds, gen)
+        resp, rewards, idx, used, z = _collect_batch(lp1.detach(), lp2.detach(), task, scheme,
+                                                     prompts_per_step, group_size, max_rounds, gen)
         zero.append(z)
         resp_count.append(resp_count[-1] + used)
         if rewards.shape[0] == 0:
             continue  # DAPO found no informative group in max_rounds batches: no update
         adv = group_advantages(rewards, scheme).reshape(-1)  # (G*n,)
         idx_rep = idx.repeat_interleave(group_size, 0)  # (G*n,)
-        mask = (torch.arange(MAX_ANSWER_LEN, device=device)[None, :] < task.lengths[idx_rep][:, None]).float()  # (G*n, L)
+        positions = torch.arange(MAX_ANSWER_LEN, device=device)[None, :]  # (1, L)
+        mask = (positions < task.lengths[idx_rep][:, None]).float()  # (G*n, L)
         logp = response_logprobs(lp1, lp2, idx_rep, resp)  # (G*n, L)
         loss = pg_loss(logp, logp.detach(), adv, mask)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
+        # endregion
     else:  # the cap was used up: record the accuracy after the last update
         with torch.no_grad():
             acc.append(float(table_success(*answer_table(model, task), task).mean()))

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from icml26.common import PALETTE
+from icml26.common import PALETTE, book_figure, check_figure
 
 from .theory import optimal_weight
 from .weighting import LABELS, advantage_coefficients, effective_weight, prompt_weight
@@ -19,19 +18,19 @@ def plot_weights(n: int = 8, schemes=("rloo", "grpo", "linear", "sqrt", "uniform
     advantage of a wrong response -a0(rho_hat) (non-zero at rho_hat = 0 only for asymmetric schemes)."""
     rho = torch.linspace(0.001, 0.999, 400, dtype=torch.float64)
     grid = torch.arange(n + 1, dtype=torch.float64) / n
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, axes = book_figure(1, 2, height=3.4)
     for s in schemes:
         w = effective_weight(s, rho)
         axes[0].plot(rho, w / w.max(), color=COLORS[s], label=LABELS[s])
         a1, a0 = advantage_coefficients(s, grid, n)
         axes[1].plot(grid[:-1], -a0[:-1], "o-", color=COLORS[s], label=LABELS[s], ms=4)
-    axes[0].set(xlabel=r"success probability $\rho$", ylabel=r"effective weight $w(\rho)$ (max = 1)",
+    axes[0].set(xlabel=r"success probability $\rho$", ylabel=r"$w(\rho)$ (max = 1)",
                 title=r"weight on $\bar g_1-\bar g_0$")
     axes[1].axvline(0, color="grey", lw=0.8)
-    axes[1].set(xlabel=rf"$\hat\rho$ (group of n = {n})", ylabel="advantage of a wrong response",
-                title=r"at $\hat\rho=0$ only asymmetric schemes give a gradient")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    axes[1].set(xlabel=rf"$\hat\rho$ (group of n = {n})", ylabel="advantage of a wrong answer",
+                title=r"wrong answers at $\hat\rho$")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
+    check_figure(fig)
     return fig
 
 
@@ -39,7 +38,7 @@ def plot_optimal(rho_num: dict, schemes=("grpo", "sqrt", "linear", "rloo")):
     """Optimal weights (closed form, lines; numerical minimisation, dots) vs rho, both clocks,
     with the schemes' weights, all normalised at rho = 0.5."""
     rho = torch.logspace(-2.5, np.log10(0.99), 300, dtype=torch.float64)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    fig, axes = book_figure(1, 2, height=3.6, sharey=True)
     for ax, clock in zip(axes, ("updates", "responses")):
         half = torch.tensor(0.5, dtype=torch.float64)
         for s in schemes:
@@ -49,16 +48,16 @@ def plot_optimal(rho_num: dict, schemes=("grpo", "sqrt", "linear", "rloo")):
         r, om = rho_num[clock]
         k = int(torch.argmin((r - 0.5).abs()))
         ax.loglog(r[::10], (om / om[k])[::10], "ko", ms=3, label="optimal (numerical)")
-        ax.set(xlabel=r"$\rho$", title=f"time counted in {clock}")
-    axes[0].set_ylabel(r"prompt weight $\omega(\rho)$ / $\omega(0.5)$")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+        ax.set(xlabel=r"$\rho$", title=f"clock: {clock}")
+    axes[0].set_ylabel(r"$\omega(\rho)\,/\,\omega(0.5)$")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
+    check_figure(fig)
     return fig
 
 
 def plot_simulator(part_a: dict, target: float):
     """Mean success vs updates and vs generated responses: Monte Carlo (solid) and theory (dashed)."""
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    fig, axes = book_figure(2, 2, height=5.6)
     for row, regime in enumerate(("scratch", "post_sft")):
         for scheme, (mc, mf) in part_a[regime].items():
             c = COLORS[scheme]
@@ -68,12 +67,12 @@ def plot_simulator(part_a: dict, target: float):
             axes[row, 1].plot(mf.responses, mf.accuracy, "--", color=c, lw=1)
         for ax in axes[row]:
             ax.axhline(target, color="grey", lw=0.6, ls=":")
-            ax.set_ylabel(f"mean success ({'from scratch' if regime == 'scratch' else 'post-SFT start'})")
+        axes[row, 0].set_ylabel(f"mean success\n({'from scratch' if regime == 'scratch' else 'post-SFT start'})")
         axes[row, 0].set_xlabel("updates")
-        axes[row, 1].set_xlabel("generated responses per prompt")
-    axes[0, 0].legend(fontsize=8)
-    fig.suptitle("Part A: Monte Carlo (solid) vs exact expected-update theory (dashed)")
-    fig.tight_layout()
+        axes[row, 1].set_xlabel("responses per prompt")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
+    fig.suptitle("simulated (solid) vs expected-update theory (dashed)")
+    check_figure(fig)
     return fig
 
 
@@ -81,7 +80,9 @@ def plot_training(runs: dict, target: float | None = None, title: str = ""):
     """Exact accuracy per update (left) and per generated response (middle), and the fraction of
     all-zero groups (right, smoothed), one line per seed (solid, dashed, ...). Runs may have
     different lengths: from scratch, each stops when it reaches the target (or at its cap)."""
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    fig, axes = book_figure(2, 2, height=5.4)
+    axes = axes.ravel()
+    axes[3].axis("off")
     styles = ("-", "--", ":", "-.")
     for s, hs in runs.items():
         for k, h in enumerate(hs):
@@ -95,31 +96,45 @@ def plot_training(runs: dict, target: float | None = None, title: str = ""):
     if target is not None:
         for ax in axes[:2]:
             ax.axhline(target, color="grey", lw=0.6, ls=":")
-    axes[0].set(xlabel="updates", ylabel="mean exact success over all prompts", title=title)
-    axes[1].set(xlabel="generated responses (thousands)", title="same runs, clock = generated responses")
-    axes[2].set(xlabel="updates", ylabel="groups with no success (15-update mean)", ylim=(0, 1))
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    axes[0].set(xlabel="updates", ylabel="exact mean success", title=title)
+    axes[1].set(xlabel="generated responses (thousands)", title="clock: responses")
+    axes[2].set(xlabel="updates", ylabel="groups, no success\n(15-update mean)", ylim=(0, 1))
+    axes[3].legend(*axes[0].get_legend_handles_labels(), loc="center", title="one line per seed")
+    check_figure(fig)
     return fig
 
 
 def plot_explore(info: dict, rho0: float, target: float):
     """Widget view: weights at rho0 (GRPO = 1) and predicted time to target relative to the optimum."""
     schemes = [s for s in info if s != "optimal"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.5))
+    fig, axes = book_figure(1, 2, height=3.4)
     x = np.arange(len(schemes))
     axes[0].bar(x, [info[s]["omega"] for s in schemes], color=[COLORS[s] for s in schemes])
-    axes[0].axhline(info["optimal"]["omega_responses"], color="k", ls="--", lw=1, label="optimal (responses), GRPO-normalised")
+    axes[0].axhline(info["optimal"]["omega_responses"], color="k", ls="--", lw=1, label="optimal weight (responses)")
     axes[0].set(xticks=x, xticklabels=[LABELS[s] for s in schemes], yscale="log",
-                title=rf"prompt weight at $\rho_0$ = {rho0:.3f} (GRPO = 1)")
-    axes[0].legend(fontsize=8)
+                title=rf"$\omega(\rho_0)$, $\rho_0$ = {rho0:.3f} (GRPO = 1)")
+    axes[0].tick_params(axis="x", rotation=45)
     w = 0.38
     axes[1].bar(x - w / 2, [info[s]["time_updates"] for s in schemes], w, label="clock: updates", color="#999999")
     axes[1].bar(x + w / 2, [info[s]["time_responses"] for s in schemes], w, label="clock: responses",
                 color=[COLORS[s] for s in schemes])
     axes[1].axhline(1, color="k", lw=0.8)
     axes[1].set(xticks=x, xticklabels=[LABELS[s] for s in schemes], yscale="log",
-                title=rf"predicted time {rho0:.3f} $\to$ {target} at equal budget (optimum = 1)")
-    axes[1].legend(fontsize=8)
-    fig.tight_layout()
+                title=rf"time to {target} (optimum = 1)")
+    axes[1].tick_params(axis="x", rotation=45)
+    handles = [h for ax in axes for h in ax.get_legend_handles_labels()[0]]
+    labels = [t for ax in axes for t in ax.get_legend_handles_labels()[1]]
+    fig.legend(handles, labels, loc="outside lower center", ncol=3)
+    check_figure(fig)
+    return fig
+
+
+def plot_sim_run(res, label: str):
+    """The second widget's view: one simulator run's mean success and all-zero groups per update."""
+    fig, ax = book_figure(1, 2, height=2.8)
+    ax[0].plot(res.accuracy)
+    ax[0].set(xlabel="updates", ylabel="mean success", title=label)
+    ax[1].plot(res.zero_frac)
+    ax[1].set(xlabel="updates", ylabel="all-zero groups", ylim=(0, 1))
+    check_figure(fig)
     return fig

@@ -40,9 +40,10 @@ def clock_cost(rho: torch.Tensor, clock: str) -> torch.Tensor:
 
 
 def optimal_weight(rho: torch.Tensor, clock: str) -> torch.Tensor:
-    """omega*(rho) ~ sqrt(c(rho)/(rho(1-rho))), normalised to omega*(1/2) = 1... by the GRPO/Sqrt-R forms.
+    """omega*(rho) ~ sqrt(c(rho)/(rho(1-rho))), written in the GRPO / Sqrt-R forms.
 
-    updates:   1/sqrt(rho(1-rho))  (GRPO's weight);  responses: 1/(rho sqrt(1-rho))  (Sqrt-R's weight).
+    updates:   1/sqrt(rho(1-rho))   (GRPO's weight);
+    responses: 1/(rho sqrt(1-rho))  (Sqrt-R's weight).
     """
     rho = torch.as_tensor(rho, dtype=torch.float64)
     return torch.sqrt(clock_cost(rho, clock) / (rho * (1 - rho)))
@@ -55,7 +56,8 @@ def rho_grid(rho0: float, target: float, points: int = 2001) -> torch.Tensor:
     return torch.logspace(math.log10(rho0), math.log10(target), points, dtype=torch.float64)
 
 
-def time_and_budget(omega: torch.Tensor, rho: torch.Tensor, clock: str) -> tuple[torch.Tensor, torch.Tensor]:
+def time_and_budget(omega: torch.Tensor, rho: torch.Tensor,
+                    clock: str) -> tuple[torch.Tensor, torch.Tensor]:
     """(T, B) at eta = 1 for weights `omega` on the grid `rho` (trapezoid rule)."""
     c = clock_cost(rho, clock)
     T = torch.trapezoid(c / (omega * rho**2 * (1 - rho) ** 2), rho)

@@ -69,7 +69,8 @@ def prompt_weight(scheme: str, rho: torch.Tensor, n: int | None = None) -> torch
     return effective_weight(scheme, rho, n) / (rho * (1 - rho))
 
 
-def advantage_coefficients(scheme: str, rho_hat: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+def advantage_coefficients(scheme: str, rho_hat: torch.Tensor,
+                           n: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(a1, a0): the advantage of a correct response is +a1, of a wrong one -a0 (closed forms).
 
     | scheme  | a1 (correct)            | a0 (wrong)           |
@@ -92,7 +93,7 @@ def advantage_coefficients(scheme: str, rho_hat: torch.Tensor, n: int) -> tuple[
         return (1 - rho_hat) / (sigma + GRPO_EPS), rho_hat / (sigma + GRPO_EPS)
     if scheme == "linear":
         return (1 - rho_hat) / rho_c, torch.ones_like(rho_hat)
-    if scheme == "sqrt":  # a1 uses the unclamped 1 - rho_hat: w(1) = 0, so an all-correct group gets no push
+    if scheme == "sqrt":  # unclamped 1 - rho_hat in a1: w(1) = 0, an all-correct group gets no push
         return torch.sqrt(1 - rho_hat) / rho_c, 1 / torch.sqrt(one_minus)
     if scheme == "uniform":
         return 1 / rho_c, 1 / one_minus

@@ -9,9 +9,8 @@ HiGHS (highspy) is the solver.
 from .config import PRESETS, ConformalMIPConfig, get_config
 from .conformal import (TrajectoryBatch, conformal_scores, conformal_threshold, evaluate_stops, first_index,
                         kth_incumbent_outcome, stop_on_prediction, stop_solve_to_eps)
-from .experiment import (METHODS, MIN_WORK_SAVED, FamilyResult, LiveRun, alpha_sweep, claim_checks, coverage_tolerance,
-                         live_solves, record_family, reproduction_checks, resplit_evaluation, rule_outcomes,
-                         run_experiment, run_family, summary)
+from .experiment import (METHODS, FamilyResult, LiveRun, alpha_sweep, build_ledger, fixed_split_work, live_solves,
+                         record_family, resplit_evaluation, rule_outcomes, run_experiment, run_family, summary)
 from .features import FeatureState, Normalizer, trajectory_features
 from .instances import (FAMILIES, CFLPInstance, MISInstance, build_model, generate, generate_cflp, generate_mis,
                         is_feasible, objective)
@@ -20,12 +19,12 @@ from .predictor import GapPredictor, OnlineStopper, fit_predictor
 from .solver import SolveResult, Trajectory, record, solve
 
 __all__ = [
-    "FAMILIES", "LOSSES", "METHODS", "MIN_WORK_SAVED", "PRESETS", "CFLPInstance", "ConformalMIPConfig", "FamilyResult",
+    "FAMILIES", "LOSSES", "METHODS", "PRESETS", "CFLPInstance", "ConformalMIPConfig", "FamilyResult",
     "FeatureState", "GapLSTM", "GapPredictor", "LiveRun", "MISInstance", "Normalizer", "OnlineStopper",
-    "SolveResult", "Trajectory", "TrajectoryBatch", "alpha_sweep", "band_l1", "build_model", "claim_checks", "conformal_scores",
-    "conformal_threshold", "coverage_tolerance", "evaluate_stops", "first_index", "fit_predictor", "generate",
+    "SolveResult", "Trajectory", "TrajectoryBatch", "alpha_sweep", "band_l1", "build_ledger", "build_model", "conformal_scores",
+    "conformal_threshold", "evaluate_stops", "fixed_split_work", "first_index", "fit_predictor", "generate",
     "generate_cflp", "generate_mis", "get_config", "is_feasible", "live_solves", "objective", "predict_gaps",
-    "record", "record_family", "reproduction_checks", "rescaled_mse", "resplit_evaluation", "rule_outcomes",
+    "record", "record_family", "rescaled_mse", "resplit_evaluation", "rule_outcomes",
     "run_experiment", "run_family", "solve", "kth_incumbent_outcome", "stop_on_prediction", "stop_solve_to_eps",
     "summary", "train_predictor", "trajectory_features",
 ]

@@ -66,7 +66,8 @@ def band_l1(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, eps: f
             band_weight: float = 10.0) -> torch.Tensor:
     """The release's training loss for `rescaled_mse` configs (see the module docstring): relative
     absolute error |g_hat - g| / (g + eps), with the valid steps whose true gap lies in
-    [eps/10, 10 eps] sharing weight band_weight / (band_weight + 1) and the others 1 / (band_weight + 1).
+    [eps/10, 10 eps] sharing weight band_weight / (band_weight + 1) and the others
+    1 / (band_weight + 1).
     Counts are taken over the valid steps of the batch (the release counts per time step over padded
     sequences); the mean is over valid steps."""
     if pred.shape != target.shape or pred.shape != mask.shape:
@@ -78,7 +79,8 @@ def band_l1(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, eps: f
     gap = target.clamp_min(0.0)
     in_band = ((gap >= eps / 10.0) & (gap <= 10.0 * eps)).float() * valid   # (B, T)
     outside = valid - in_band
-    weight = (band_weight * in_band / (in_band.sum() + 1.0) + outside / (outside.sum() + 1.0)) / (band_weight + 1.0)
+    weight = (band_weight * in_band / (in_band.sum() + 1.0)
+              + outside / (outside.sum() + 1.0)) / (band_weight + 1.0)
     relative = (pred - target).abs() / (gap + eps)
     return (weight * relative).sum() / valid.sum().clamp_min(1.0)
 
@@ -133,12 +135,14 @@ def _train(x, alg_gap, target, mask, hidden, layers, epochs, batch_size, lr, los
         order = torch.randperm(x.shape[0], generator=generator).to(x.device)
         total = 0.0
         for start in range(0, x.shape[0], batch_size):
+            # region: training step
             idx = order[start:start + batch_size]
-            pred, _ = model(x[idx], alg_gap[idx])
-            loss = loss_fn(pred, target[idx], mask[idx])
+            pred, _ = model(x[idx], alg_gap[idx])  # (b, T) predicted gaps, bounded by U - L
+            loss = loss_fn(pred, target[idx], mask[idx])  # padded checkpoints masked out
             opt.zero_grad()
             loss.backward()
             opt.step()
+            # endregion
             total += float(loss.detach()) * idx.numel()
         losses.append(total / x.shape[0])
     return model.eval(), losses

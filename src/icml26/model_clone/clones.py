@@ -64,7 +64,8 @@ def permute_hidden_units(model: nn.Module, generator: torch.Generator) -> nn.Mod
         a.weight.copy_(a.weight[p])
         if a.bias is not None:
             a.bias.copy_(a.bias[p])
-        w = b.weight.reshape(b.weight.shape[0], a.weight.shape[0], -1)  # (out, units, rest): rest = kernel or h*w
+        # (out, units, rest): rest = kernel or h*w
+        w = b.weight.reshape(b.weight.shape[0], a.weight.shape[0], -1)
         b.weight.copy_(w[:, p].reshape(b.weight.shape))
     return out
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from scipy.stats import spearmanr
 from sklearn.metrics import roc_auc_score
 from torch import nn
 
@@ -104,27 +103,34 @@ def benchmark_pairs(zoo: list[ZooModel]) -> list[tuple[int, int, bool, str]]:
     return out
 
 
-def run_benchmark(config: CloneConfig, seed: int = 0) -> BenchmarkResult:
+def run_benchmark(config: CloneConfig, seed: int = 0, cache: dict | None = None) -> BenchmarkResult:
     """Build the zoo, fingerprint every model once, score every pair with the method and the
-    baselines, and calibrate the threshold on a random `calib_frac` of the pairs."""
+    baselines, and calibrate the threshold on a random `calib_frac` of the pairs.
+
+    cache: traced graphs keyed by code and shapes; pass one dict to several seeds so that each
+    architecture variant is exported once (the export does not depend on the weights)."""
     device = resolve_device(config.device)
     zoo, data, accs = build_zoo(config, seed)
-    cache: dict = {}
+    cache = {} if cache is None else cache
     ex = example_input(device)
     fps = [fingerprint(z.model, ex, cache, config.spectrum_k, config.shape_buckets)
            for z in progress(zoo, desc="fingerprints")]
     probes = probe_inputs(config.n_probes, device, torch.Generator().manual_seed(_seed(seed, 9)))
     res = BenchmarkResult(config, zoo, base_acc=accs, data=data)
     rng = np.random.default_rng(_seed(seed, 11))
+    # region: score pairs
     for i, j, is_clone, kind in progress(benchmark_pairs(zoo), desc="score pairs"):
         s = clone_scores(fps[i], fps[j], config.lam, config.tau, config.wl_iterations)
         a, b = zoo[i], zoo[j]
         s.update(B1=aligned_cosine(a.model, b.model), B2=state_dict_jaccard(a.model, b.model),
                  B3=output_cosine(a.model, b.model, probes))
-        res.pairs.append(dict(a=a.name, b=b.name, clone=is_clone, kind=kind, op=b.op if is_clone else kind,
-                              arch=b.arch, calib=bool(rng.random() < config.calib_frac), **s))
+        res.pairs.append(dict(a=a.name, b=b.name, clone=is_clone, kind=kind,
+                              op=b.op if is_clone else kind, arch=b.arch,
+                              calib=bool(rng.random() < config.calib_frac), **s))
     calib = [p for p in res.pairs if p["calib"]]
-    res.theta = calibrate_threshold(np.array([p["S"] for p in calib]), np.array([p["clone"] for p in calib]))
+    res.theta = calibrate_threshold(np.array([p["S"] for p in calib]),
+                                    np.array([p["clone"] for p in calib]))
+    # endregion
     return res
 
 
@@ -186,7 +192,8 @@ class LineageResult:
 
 
 def run_lineage(config: CloneConfig, arch: str = "mlp", seed: int = 0, data: DigitsData | None = None,
-                steps: tuple[int, ...] | None = None, base: nn.Module | None = None) -> LineageResult:
+                steps: tuple[int, ...] | None = None, base: nn.Module | None = None,
+                cache: dict | None = None) -> LineageResult:
     """Score checkpoints along one fine-tuning trajectory of base 0 (Adam on the other half,
     lr `finetune_lr`) against the base: S_W, S and the aligned baseline B1. Pass `base` (the
     zoo's base 0, trained identically) to skip retraining it."""
@@ -197,7 +204,7 @@ def run_lineage(config: CloneConfig, arch: str = "mlp", seed: int = 0, data: Dig
         raise ValueError(f"lineage steps must be non-negative, got {steps}")
     base = base if base is not None else train_base(arch, 0, data, config, seed, device)
     ex = example_input(device)
-    cache: dict = {}
+    cache = {} if cache is None else cache
     f0 = fingerprint(base, ex, cache, config.spectrum_k, config.shape_buckets)
     model = copy.deepcopy(base)
     opt = torch.optim.Adam(model.parameters(), lr=config.finetune_lr)
@@ -205,8 +212,9 @@ def run_lineage(config: CloneConfig, arch: str = "mlp", seed: int = 0, data: Dig
     out = {"S_W": [], "S": [], "B1": []}
     acc, done = [], 0
     for target in progress(steps, desc=f"lineage {arch}"):
+        # region: lineage step
         model.train()
-        for _ in range(target - done):
+        for _ in range(target - done):  # fine-tune up to the next checkpoint
             opt.zero_grad(set_to_none=True)
             torch.nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
@@ -217,6 +225,7 @@ def run_lineage(config: CloneConfig, arch: str = "mlp", seed: int = 0, data: Dig
         out["S_W"].append(s["S_W"])
         out["S"].append(s["S"])
         out["B1"].append(aligned_cosine(base, model))
+        # endregion
         acc.append(accuracy(model, x, y))
     return LineageResult(arch, np.array(steps), {k: np.array(v) for k, v in out.items()}, np.array(acc))
 
@@ -263,45 +272,27 @@ def structure_matrix(config: CloneConfig, seed: int = 0) -> dict | None:
     return {"names": names, "matrix": mat, "graphs": dict(zip(names, graphs))}
 
 
-def claim_figures(res: BenchmarkResult, lineages: list[LineageResult]) -> tuple[str, dict, dict]:
-    """The reproduction check's (claim, measured figures, named checks); thresholds in CloneConfig.
+@dataclass
+class SeedRun:
+    """One seed of the experiment: the benchmark and the fine-tuning lineages."""
 
-    1. Exact and reparameterised clones (T1, T2) score S >= 0.99, while the aligned baselines
-       collapse on some of them (min B1 <= 0.5 and min B2 <= 0.5).
-    2. Along fine-tuning, S_W falls steadily: Spearman(steps, S_W) <= -0.9 for every architecture.
-    3. Separation: ROC-AUC of S, clones vs same-architecture independent models, >= 0.95; the
-       AUC of S over all pairs is above B1's and B2's (the static baselines) and no lower
-       than either level alone; balanced accuracy on held-out test pairs at the threshold
-       calibrated on the other pairs >= 0.9.
-    """
-    c = res.config
-    t12 = lambda p: p["clone"] and p["kind"] in ("T1", "T2")
-    s_t12 = res.column("S", t12)
-    rho = [float(spearmanr(L.steps, L.scores["S_W"])[0]) for L in lineages]
-    aucs = {k: auc(res, k) for k in SCORES}
-    auc_hard = auc(res, "S", "same-arch")
-    test = [p for p in res.pairs if not p["calib"]]
-    bacc = balanced_accuracy(np.array([p["S"] >= res.theta for p in test]), np.array([p["clone"] for p in test]))
-    measured = {
-        "min S (T1/T2)": round(float(s_t12.min()), 3), "min B1 (T1/T2)": round(float(res.column("B1", t12).min()), 2),
-        "min B2 (T1/T2)": round(float(res.column("B2", t12).min()), 2), "max Spearman rho": round(max(rho), 2),
-        "AUC S same-arch": round(auc_hard, 3), "AUC S": round(aucs["S"], 3), "AUC S_G": round(aucs["S_G"], 3),
-        "AUC S_W": round(aucs["S_W"], 3), "AUC B1": round(aucs["B1"], 3), "AUC B2": round(aucs["B2"], 3),
-        "test bal. acc": round(bacc, 2),
-    }
-    checks = {
-        "T1/T2 clones score >= min_exact_score": bool(s_t12.min() >= c.min_exact_score),
-        "B1 collapses on some T1/T2 clone": bool(res.column("B1", t12).min() <= c.max_baseline_exact),
-        "B2 collapses on some T1/T2 clone": bool(res.column("B2", t12).min() <= c.max_baseline_exact),
-        "S_W falls along fine-tuning": bool(max(rho) <= c.max_lineage_rho),
-        "AUC vs same-architecture models": bool(auc_hard >= c.min_auc_hard),
-        "AUC above B1 and B2": bool(aucs["S"] > max(aucs["B1"], aucs["B2"])),
-        "combined no worse than each level": bool(round(aucs["S"], 3) >= round(max(aucs["S_G"], aucs["S_W"]), 3)),
-        "test balanced accuracy": bool(bacc >= c.min_test_bacc),
-    }
-    claim = ("the graph + alignment-free weight score rates exact/permuted clones ~1 where aligned baselines collapse, "
-             "falls along fine-tuning and separates clones from non-clones (AUC above the baselines)")
-    return claim, measured, checks
+    seed: int
+    bench: BenchmarkResult
+    lineages: list[LineageResult]
+
+
+def run_seeds(config: CloneConfig, seed: int = 0) -> list[SeedRun]:
+    """The benchmark and the lineages for seeds seed, seed + 1, ... (`config.n_seeds` of them):
+    every base retrained, every clone re-derived, the threshold re-calibrated per seed. The
+    first seed's run is the one the chapter's figures show."""
+    cache: dict = {}
+    runs = []
+    for s in range(seed, seed + config.n_seeds):
+        bench = run_benchmark(config, s, cache)
+        bases = {z.arch: z.model for z in bench.zoo if z.op == "base" and z.base == 0}
+        lineages = [run_lineage(config, a, seed=s, data=bench.data, base=bases[a], cache=cache) for a in config.archs]
+        runs.append(SeedRun(s, bench, lineages))
+    return runs
 
 
 @dataclass

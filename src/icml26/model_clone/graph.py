@@ -132,6 +132,7 @@ def normalise_program(ep: torch.export.ExportedProgram, shape_buckets: bool = Tr
             for a in n.all_input_nodes:
                 g.add_edge(a.name, n.name)
         elif n.op == "call_function":
+            # region: label compute nodes
             op = _op_name(n.target)
             ins = [a.name for a in n.all_input_nodes]
             if op in NO_OPS or op not in CANONICAL:
@@ -156,6 +157,8 @@ def normalise_program(ep: torch.export.ExportedProgram, shape_buckets: bool = Tr
             for a in ins:
                 if a in g:
                     g.add_edge(a, n.name)
+            # endregion
+    # region: contract no-ops
     # contract the no-op nodes: connect their predecessors to their successors
     for v in [v for v, d in g.nodes(data=True) if d["label"] == "noop"]:
         for p in g.predecessors(v):
@@ -164,6 +167,7 @@ def normalise_program(ep: torch.export.ExportedProgram, shape_buckets: bool = Tr
         g.remove_node(v)
     relabel = {v: i for i, v in enumerate(nx.topological_sort(g))}  # names removed: nodes are 0..n-1
     g = nx.relabel_nodes(g, relabel)
+    # endregion
     slots = []
     for v in sorted(g.nodes):
         for pname in g.nodes[v].get("params", []):
@@ -199,8 +203,10 @@ def wl_features(g: nx.DiGraph, iterations: int = 3) -> Counter:
         return feats
     for tag, h in (("f", g), ("b", g.reverse(copy=False))):
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # networkx notes its directed hashes changed in 3.5
-            hashes = nx.weisfeiler_lehman_subgraph_hashes(h, node_attr="label", iterations=iterations)
+            # networkx 3.5 notes a change of its directed hashes
+            warnings.simplefilter("ignore", UserWarning)
+            hashes = nx.weisfeiler_lehman_subgraph_hashes(h, node_attr="label",
+                                                          iterations=iterations)
         for seq in hashes.values():
             feats.update(f"{tag}{i + 1}:{x}" for i, x in enumerate(seq))
     return feats

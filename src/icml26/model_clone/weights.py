@@ -51,7 +51,8 @@ def _rms(x: torch.Tensor) -> torch.Tensor:
     return x.pow(2).mean().sqrt().clamp_min(1e-12)
 
 
-def describe_tensor(w: torch.Tensor, group: str, k: int = 8, n_quantiles: int = 99) -> TensorDescriptor:
+def describe_tensor(w: torch.Tensor, group: str, k: int = 8,
+                    n_quantiles: int = 99) -> TensorDescriptor:
     """The alignment-free descriptor of one tensor (computed on its device, returned as numpy)."""
     w = w.detach().float()
     flat = w.flatten()  # (numel,)
@@ -84,11 +85,11 @@ def truncated_wasserstein(a: TensorDescriptor, b: TensorDescriptor) -> float:
     rho = max(a.sparsity, b.sparsity)
     na, nb = max(1, int(round((1 - rho) * a.numel))), max(1, int(round((1 - rho) * b.numel)))
     if na == a.numel and nb == b.numel:
-        va, vb = a.sorted_normalised, b.sorted_normalised  # nothing truncated: reuse the sorted values
+        va, vb = a.sorted_normalised, b.sorted_normalised  # nothing truncated: reuse sorted values
     else:
         va, vb = (np.sort(v[:n] / max(np.sqrt(np.mean(v[:n] ** 2)), 1e-12))
                   for v, n in ((a.values_by_magnitude, na), (b.values_by_magnitude, nb)))
-    if va.size == vb.size:  # equal sample sizes: W_1 = mean |sorted a - sorted b| (what scipy computes)
+    if va.size == vb.size:  # equal sizes: W_1 = mean |sorted a - sorted b| (as scipy computes it)
         return float(np.abs(va - vb).mean())
     return float(wasserstein_distance(va, vb))
 
@@ -127,7 +128,8 @@ def weight_distance(da: list[TensorDescriptor], db: list[TensorDescriptor]) -> f
     return float(num / den)
 
 
-def weight_similarity(da: list[TensorDescriptor], db: list[TensorDescriptor], tau: float = 0.1) -> float:
+def weight_similarity(da: list[TensorDescriptor], db: list[TensorDescriptor],
+                      tau: float = 0.1) -> float:
     """S_W = exp(-d_bar / tau) in (0, 1]; 1 for identical descriptors; symmetric."""
     if tau <= 0:
         raise ValueError(f"tau must be positive, got {tau}")
