@@ -172,7 +172,7 @@ def test_data_slots_follow_the_rules():
 
 
 def test_smoke_end_to_end():
-    cfg = get_config("smoke", device="cpu")
+    cfg = get_config("smoke", device="cpu", seeds=(0,))
     res = E.run_experiment(cfg)
     claim, measured, checks = E.claim_figures(res)
     assert set(checks) == {"self stream specialises", "other stream specialises", "relationship slot not worse",
@@ -181,6 +181,25 @@ def test_smoke_end_to_end():
     sweep = E.gate_sweep(res.seeds[0].models[0], res.test.input_ids[:1], [0.0, 0.5, 1.0])
     assert sweep["answer"].shape == (3,) and (sweep["answer"] + sweep["refuse"] <= 1 + 1e-6).all()
     assert len(E.greedy_response(res.seeds[0].models[0], res.test.input_ids[:1])) == 3
+    with pytest.raises(ValueError, match="at least 3 seeds"):  # one seed: the ledger refuses it
+        E.build_ledger(res)
+
+
+def test_ledger_from_three_fake_seeds():
+    cfg = get_config("smoke")
+    from icml26.kskt.train import TrainLog
+
+    def seed(k, r2_k, r2_b):
+        lk, lb = TrainLog(), TrainLog()
+        lk.slot_acc = [{"r1": 1.0, "r2": r2_k, "r3": 1.0}]
+        lb.slot_acc = [{"r1": 1.0, "r2": r2_b, "r3": 1.0}]
+        ps = {"self->style": 0.95, "other->style": 0.6, "other->topic": 0.9, "self->topic": 0.5}
+        return E.SeedResult(k, lk, lb, ps, ps, 1.0, {}, {})
+
+    res = E.ExperimentResult(cfg, [seed(0, 0.97, 0.9), seed(1, 0.98, 0.92), seed(2, 0.99, 0.95)])
+    ledger = E.build_ledger(res)
+    assert [e.status for e in ledger._ordered()] == ["REPRODUCED"] * 4
+    assert ledger.verdict() == "REPRODUCED"
 
 
 def test_claim_criterion_can_fail_and_pass():

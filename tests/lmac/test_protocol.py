@@ -67,15 +67,28 @@ def test_extract_code_and_rule_designer_consumes_feedback():
     assert "def messages" in extract_code("bla\n```python\ndef messages(agent_id, obs):\n    return {}\n```\n")
     with pytest.raises(ProtocolRejected):
         extract_code("no code here")
-    from icml26.lmac.refine import task_prompt
+    from icml26.lmac.refine import step_instruction, task_prompt
     first = extract_code(RuleBasedDesigner().complete(task_prompt(CFG)))
     assert parse_sends(first) == {0: {i: ["target_x", "target_y"] for i in range(1, CFG.n_agents)}}
-    prompt = (task_prompt(CFG) + "\n\nCurrent protocol:\n```python\n" + first + "```\n\nFeedback:\n"
-              "| agent | state dim | SR | observed directly by (agent: feature) |\n|---|---|---|---|\n"
-              "| 1 | striker2_x | 0.20 | 2: self_x |\n| 2 | striker2_x | 0.30 | 2: self_x |\n")
-    sends = parse_sends(extract_code(RuleBasedDesigner().complete(prompt)))
-    assert sends[2] == {1: ["self_x"]}  # row for agent 2 skipped: it observes striker2_x itself
-    assert sends[0][1] == ["target_x", "target_y"]
+    head = (task_prompt(CFG) + "\n\nCurrent protocol:\n```python\n" + first + "```\n\nFeedback:\n"
+            "| state dim | SR with communication (agent 0, 1, ...) | SR without communication | spread | observed |\n"
+            "|---|---|---|---|---|\n"
+            "| striker2_x | 0.90 0.20 0.95 0.70 | 0.20 0.20 0.95 0.20 | 0.75 | 2: self_x |\n\n")
+    step1 = parse_sends(extract_code(RuleBasedDesigner().complete(head + step_instruction(CFG, 1))))
+    assert step1 == {2: {1: ["self_x"]}}  # only agent 1 is below 0.6; agent 2 observes the dim itself
+    step2 = parse_sends(extract_code(RuleBasedDesigner().complete(head + step_instruction(CFG, 2))))
+    assert step2 == {2: {1: ["self_x"], 3: ["self_x"]}}  # below the 0.8 source bar
+
+
+def test_concat_appends_messages():
+    a = compile_protocol(protocol_code({0: {1: ["target_x"]}}, NAMES), DIMS)
+    b = compile_protocol(protocol_code({0: {1: ["self_x"]}, 2: {3: ["self_y"]}}, NAMES), DIMS)
+    both = a.concat(b)
+    assert both.message_size == 3 and both.selection(NAMES)[(0, 1)] == ["target_x", "self_x"]
+    obs = [torch.randn(4, d) for d in DIMS]
+    assert torch.equal(both.receive(obs)[1], torch.cat([a.receive(obs)[1], b.receive(obs)[1]], dim=1))
+    with pytest.raises(ValueError):
+        a.concat(compile_protocol(no_comm_code(), DIMS[:2]))
 
 
 def test_tiny_random_llm_is_rejected_gracefully():

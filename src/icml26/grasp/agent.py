@@ -1,6 +1,6 @@
 """The policy (a tiny randomly initialised `transformers` Qwen3), the batched multi-turn agent
 loop, Phase A (SFT on oracle traces), Phase B (structure-blind GRPO with masked tool tokens)
-and the passive baseline (dossier "Reduced-scale reproduction plan" [R])."""
+and the passive baseline (our reduced-scale reconstruction of the paper's training)."""
 
 from __future__ import annotations
 
@@ -123,6 +123,7 @@ def rollout(model, vocab: Vocab, questions: list[Question], mode: str, cfg, *, g
                 e.last_out = int(words.split()[1]) if words.split()[1].isdigit() else None
                 e.pending_code = None
             continue
+        # region: decode
         T = max(len(e.ids) for e in active)
         ids = torch.full((len(active), T), vocab.pad, dtype=torch.long)
         for i, e in enumerate(active):
@@ -144,12 +145,14 @@ def rollout(model, vocab: Vocab, questions: list[Question], mode: str, cfg, *, g
                 _step_env(e, vocab, cfg)
             elif e.generated >= cfg.max_new_tokens or len(e.seg) > 16:
                 e.done, e.reason = True, "token budget exhausted"
+        # endregion
     return eps
 
 
 def _step_env(e: Episode, vocab: Vocab, cfg) -> None:
     words = vocab.decode(e.seg).split()
     e.seg = []
+    # region: step
     try:
         act = parse_action(words, vocab, probe_cap=cfg.probe_cap, graph_nodes=e.q.adj,
                            bindings={"u": e.q.u, "v": e.q.v})
@@ -174,6 +177,7 @@ def _step_env(e: Episode, vocab: Vocab, cfg) -> None:
             e.probed_first = set(query_nodes(e.q)) <= set(e.q.probes)
         e.codes.append(act.code)
         e.pending_code = act.code
+    # endregion
     if e.turns > cfg.max_turns:
         e.done, e.reason = True, "too many tool calls"
 
@@ -201,7 +205,7 @@ def group_advantages(rewards: torch.Tensor, delta: float = 1e-4) -> tuple[torch.
 
 def grpo_loss(lp: torch.Tensor, lp_old: torch.Tensor, lp_ref: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor,
               eps: float, beta: float) -> torch.Tensor:
-    """Negative GRPO objective (dossier Eq. J): clipped ratio term on model tokens only,
+    """Negative GRPO objective (the objective J of the chapter): clipped ratio term on model tokens only,
     normalised by sum_i |o_i|, minus beta * KL(pi || pi_ref) (k3 estimator). All (B, T-1) but adv (B,)."""
     ratio = torch.exp(lp - lp_old)
     a = adv[:, None]
@@ -223,6 +227,7 @@ def grpo(model, vocab: Vocab, sample_q, cfg, seed: int, device, epochs: int = 1)
     gen = torch.Generator().manual_seed(seed + 2000)
     hist = {"reward": [], "probe_first": [], "kept_groups": []}
     for _ in progress(range(cfg.grpo_iters), desc="GRPO (blind)", leave=False):
+        # region: iteration
         qs = [sample_q(rng) for _ in range(cfg.grpo_questions)]
         batch = [Question(q.adj, q.task, q.u, q.v, q.answer) for q in qs for _ in range(cfg.group)]
         model.eval()
@@ -248,6 +253,7 @@ def grpo(model, vocab: Vocab, sample_q, cfg, seed: int, device, epochs: int = 1)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
+        # endregion
         model.eval()
     return hist
 

@@ -1,4 +1,4 @@
-"""The graph environment (dossier "Environment" [R]): random graphs, the three local tasks,
+"""The graph environment (our reconstruction): random graphs, the three local tasks,
 the word-level protocol vocabulary, oracle traces and the Neighbor Retrieval tool.
 
 Episode text (one word per token; Sec. "Interaction format", our word-level stand-in for the
@@ -25,7 +25,7 @@ SPECIAL = ["<pad>", "<bos>", "<eos>"]
 WORDS = ["visible", "blind", "passive", "n", "Q", "degree", "adjacent", "common", "nb", "edges", "probe",
          "obs", "code:", "out:", "answer", "error", ":", "|", ";", ","]
 # Code words are Python fragments; `u`, `v` are bound by the interpreter to the question's query nodes
-# (dossier pitfall "tiny-model copying": the tiny model never copies ids into code).
+# (a tiny model copies ids badly: it never has to copy them into code).
 CODE_WORDS = ["print(", "len(", "int(", "set(", ")", "N[u]", "N[v]", "in", "&"]
 SYMBOLS = ["u", "v"]
 ANSWER_OUT = "out"  # `answer out` submits the interpreter's last output (the boxed tool result)
@@ -89,7 +89,7 @@ class Question:
 
 
 def ground_truth(g: nx.Graph, task: str, u: int, v: int) -> int:
-    """a* computed with networkx (dossier: ground truth from `networkx`)."""
+    """a* computed with networkx (the ground truth)."""
     if task == "degree":
         return int(g.degree[u])
     if task == "adjacent":

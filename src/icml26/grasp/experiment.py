@@ -1,6 +1,6 @@
 """The chapter's experiment: per seed, Phase A (SFT, mostly visible traces), blind evaluation,
 Phase B (structure-blind GRPO), evaluation at two held-out sizes, and the passive baseline with
-the same number of gradient updates; then the dossier's claims (a), (b) and pass criteria."""
+the same number of gradient updates; then the claims ledger (decision functions in `claims`)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ import numpy as np
 import torch
 
 from icml26.common import progress
+from icml26.common.ledger import Ledger
+
+from . import claims
 
 from .agent import build_policy, grpo, passive_answers, rollout, sft
 from .env import Question, Vocab, sample_question
 
 # The stored run uses no LLM: the policy is a tiny randomly initialised Qwen3 trained here.
-CLAIM = ("A tool-using agent (probe + code, tiny Qwen3 trained here, no pretrained LLM) beats passive "
-         "edge-list ingestion by a widening margin, and structure-blind GRPO raises blind accuracy and probing")
+SOURCE_BASIS = "abstract only (and the README)"
 
 
 @dataclass
@@ -35,6 +37,9 @@ class SeedResult:
     example: object = None
     agent: object = None  # trained policies (kept for the Explore section)
     passive_model: object = None
+    # per-question outcomes on the held-out sets, for the paired tests of the claims:
+    # "blind_before", "probe_before", "probe_after" (small size), f"agent_{n}", f"passive_{n}"
+    items: dict[str, list[float]] = field(default_factory=dict)
 
 
 def make_sampler(cfg, n_range=None):
@@ -70,7 +75,8 @@ def run_seed(cfg, seed: int, device) -> SeedResult:
     modes, probs = (["visible", "blind"], [1 - cfg.blind_frac, cfg.blind_frac]) if cfg.blind_frac > 0 else (["visible"], [1.0])
     sft_loss = sft(agent, vocab, sft_pools, modes, probs,
                    cfg.sft_steps, cfg.sft_batch, cfg.sft_lr, seed, device, desc="SFT agent")
-    blind_before, probe_before, _ = agent_eval(agent, vocab, tests[n0], "blind", cfg)
+    blind_before, probe_before, eps_before = agent_eval(agent, vocab, tests[n0], "blind", cfg)
+    items = {"blind_before": [e.reward for e in eps_before], "probe_before": [float(e.probed_first) for e in eps_before]}
     # Phase B: structure-blind GRPO
     hist = grpo(agent, vocab, sampler, cfg, seed, device)
     blind_after, per_task, example = {}, {}, None
@@ -78,7 +84,9 @@ def run_seed(cfg, seed: int, device) -> SeedResult:
     for n in cfg.test_sizes:
         acc, pr, eps = agent_eval(agent, vocab, tests[n], "blind", cfg)
         blind_after[n] = acc
+        items[f"agent_{n}"] = [e.reward for e in eps]
         if n == n0:
+            items["probe_after"] = [float(e.probed_first) for e in eps]
             probe_after, example = pr, eps[0]
             for t in cfg.tasks:
                 per_task.setdefault(t, {})["agent"] = float(np.mean([e.reward for e in eps if e.q.task == t] or [0]))
@@ -91,11 +99,12 @@ def run_seed(cfg, seed: int, device) -> SeedResult:
     for n in cfg.test_sizes:
         ans = passive_answers(passive, vocab, tests[n])
         p_acc[n] = float(np.mean([a == q.answer for a, q in zip(ans, tests[n])]))
+        items[f"passive_{n}"] = [float(a == q.answer) for a, q in zip(ans, tests[n])]
         if n == n0:
             for t in cfg.tasks:
                 per_task[t]["passive"] = float(np.mean([a == q.answer for a, q in zip(ans, tests[n]) if q.task == t] or [0]))
     return SeedResult(seed, sft_loss, p_loss, hist, blind_before, probe_before, blind_after, probe_after,
-                      visible_after, p_acc, per_task, example, agent.eval(), passive.eval())
+                      visible_after, p_acc, per_task, example, agent.eval(), passive.eval(), items)
 
 
 @dataclass
@@ -115,38 +124,20 @@ def run_experiment(cfg, device) -> Results:
     return Results(cfg, out)
 
 
-def claim_figures(r: Results) -> dict[str, float]:
+def build_ledger(r: Results) -> Ledger:
+    """The claims ledger from the first seed's per-question outcomes (paired tests, see `claims`);
+    the extensions use the means over seeds."""
     small, large = r.config.test_sizes[0], r.config.test_sizes[-1]
-    return {
-        f"agent acc n={small}": r.mean("blind_after", small),
-        f"passive acc n={small}": r.mean("passive", small),
-        f"agent acc n={large}": r.mean("blind_after", large),
-        f"passive acc n={large}": r.mean("passive", large),
-        "blind acc before GRPO": r.mean("blind_before"),
-        "blind acc after GRPO": r.mean("blind_after", small),
-        "probe-first before": r.mean("probe_before"),
-        "probe-first after": r.mean("probe_after"),
-    }
-
-
-def pass_criterion(fig: dict[str, float], cfg) -> dict[str, bool]:
-    """The dossier's pass criteria for claims (a) and (b), thresholds fixed in `GraspConfig`."""
-    small, large = cfg.test_sizes[0], cfg.test_sizes[-1]
-    return {
-        "(a) agent - passive >= 0.30 at small n":
-            fig[f"agent acc n={small}"] - fig[f"passive acc n={small}"] >= cfg.min_gap_a,
-        "(a) agent >= 0.8 at large n": fig[f"agent acc n={large}"] >= cfg.min_agent_large,
-        "(a) passive falls with size": fig[f"passive acc n={large}"] < fig[f"passive acc n={small}"],
-        "(b) blind acc +0.15 after GRPO":
-            fig["blind acc after GRPO"] >= fig["blind acc before GRPO"] + cfg.min_blind_gain_b,
-        "(b) probe-first rate +0.2": fig["probe-first after"] >= fig["probe-first before"] + cfg.min_probe_gain_b,
-    }
-
-
-def reproduction_check(r: Results):
-    fig = claim_figures(r)
-    checks = pass_criterion(fig, r.config)
-    return CLAIM, {k: round(v, 1) for k, v in fig.items()}, checks
+    it = r.seeds[0].items
+    ledger = Ledger("grasp", claims.CLAIM_IDS, SOURCE_BASIS)
+    ledger.add(claims.decide_c1(it[f"agent_{small}"], it[f"passive_{small}"], it[f"agent_{large}"],
+                                it[f"passive_{large}"]))
+    ledger.add(claims.decide_c2(it["blind_before"], it[f"agent_{small}"], it["probe_before"], it["probe_after"]))
+    ledger.add(claims.decide_c3())
+    ledger.add(claims.decide_e1(r.mean("blind_after", small), r.mean("passive", small), r.mean("blind_after", large)))
+    ledger.add(claims.decide_e2(r.mean("blind_after", small) - r.mean("blind_before"),
+                                r.mean("probe_after") - r.mean("probe_before")))
+    return ledger
 
 
 def results_rows(r: Results) -> list[dict]:

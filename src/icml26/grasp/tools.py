@@ -1,4 +1,4 @@
-"""Tool calls (dossier "Tools" [R]): strict parsing of what the model emits, and the Code
+"""Tool calls (our reconstruction): strict parsing of what the model emits, and the Code
 Interpreter ("hands") executed ONLY inside `icml26.common.run_sandboxed`.
 
 A model turn is one of three actions, each a segment of words ending in `;` (or `<eos>`):
@@ -7,7 +7,7 @@ A model turn is one of three actions, each a segment of words ending in `;` (or 
   stand for the question's query nodes);
 * `code: <python words> ;` -- Code Interpreter; only the code words of the vocabulary
   (`print( len( int( set( ) N[u] N[v] in &`, the symbols `u v` and node ids) are accepted;
-* `answer X <eos>` -- the final answer (the dossier's `\\boxed{X}`), a single integer, or
+* `answer X <eos>` -- the final answer (the paper's boxed answer), a single integer, or
   `answer out <eos>`, which submits the interpreter's last output.
 
 Anything else is rejected with `ToolCallRejected` (the episode ends with reward 0).
@@ -122,7 +122,7 @@ def run_code_batch(snippets: list[str], neighbours: list[dict[int, list[int]]], 
             raise TypeError(f"snippets must be str, got {type(s).__name__}")
     jobs = [[s, {str(k): list(x) for k, x in nb.items()}, [int(a), int(b)]]
             for s, nb, (a, b) in zip(snippets, neighbours, queries)]
-    # no dunder escapes (layer 3 of the dossier's sandbox, on top of the audit hook): rejected per snippet
+    # no dunder escapes (a third layer, on top of the sandbox's own checks): rejected per snippet
     ok_idx = [i for i, s in enumerate(snippets) if "__" not in s]
     out: list[tuple[str, str | None]] = [("", "Rejected: dunder names are not allowed")] * len(snippets)
     if not ok_idx:

@@ -1,11 +1,8 @@
 """Presets for the KSKT chapter: `smoke` (seconds, unit tests), `reduced` (the stored run)
 and `full` (a GPU: the KSKT blocks swapped into a real Qwen3 checkpoint loaded by name).
 
-The pass criterion of the reproduction check is fixed here, before any result is seen; it
-follows the claim of the issue / paper summary (shared/papers/kskt.md): the self stream
-predicts persona attributes and the other stream predicts user intent, each by a clear margin
-over the off-target probe, and KSKT is at least as good as the matched plain Qwen3 on the
-slot that needs both perspectives.
+The claims' thresholds are fixed in `claims.py` before the stored run; the reduced preset runs
+3 seeds so that every comparative claim is decided by the robustness rule.
 """
 
 from __future__ import annotations
@@ -42,7 +39,7 @@ class KSKTConfig:
     n_ctx: int = 4  # length n of R_proc / U_proc (context_source="span_mean" only)
     # R_proc / U_proc: "extracted" = one row per extracted token (name, style, forbidden topic; request,
     # emotion), the paper's input processing (App. B.1); "span_mean" = the mean of every span token
-    # (fillers included) repeated n_ctx times, the release's fallback (this chapter's first versions)
+    # (fillers included) repeated n_ctx times, the release's fallback
     context_source: str = "extracted"
     max_positions: int = 64  # MUPE's learned absolute table, capped at the training length
     # --- objective (Eq. 11) ---
@@ -65,8 +62,8 @@ class KSKTConfig:
     weight_decay: float = 0.01
     grad_clip: float = 1.0
     eval_every: int = 40
-    seeds: tuple[int, ...] = (0, 1)
-    # --- pass criterion (fixed before looking at results) ---
+    seeds: tuple[int, ...] = (0, 1, 2)  # the robustness rule needs at least 3 (claims.py)
+    # --- earlier pass criterion (kept for `claim_figures`; the ledger's thresholds live in claims.py) ---
     min_probe_gap: float = 0.10  # on-target probe beats off-target probe by >= 10 pp (both streams)
     max_slot_deficit: float = 0.02  # KSKT relationship-slot acc >= baseline - 0.02 (mean over seeds)
     device: str = "auto"
@@ -103,14 +100,14 @@ class KSKTConfig:
 
 PRESETS: dict[str, KSKTConfig] = {
     "smoke": KSKTConfig(n_train=256, n_test=120, phase_steps=(6, 3, 3), batch_size=16, eval_every=6,
-                        seeds=(0,), warmup=2),
+                        seeds=(0, 1, 2), warmup=2),
     "reduced": KSKTConfig(),
     "full": KSKTConfig(n_train=100_000, n_test=5000, pretrained="Qwen/Qwen3-0.6B", kskt_every=4,
                        budgets=(2, 4, 6, 8, 10), phase_steps=(4000, 2000, 2000), lr=2e-5, warmup=500,
                        batch_size=128, eval_every=500, seeds=(0, 1, 2), max_positions=2048),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "~70 s",
                  "full": "about 2 hours on an A100 with >= 40 GB, estimated (downloads Qwen3-0.6B; "
                          "both models and their AdamW states sit on the GPU: too big for a 16 GB T4)"}
 

@@ -13,6 +13,9 @@ from sklearn.preprocessing import StandardScaler
 from transformers import Qwen3ForCausalLM
 
 from icml26.common import Timer, resolve_device
+from icml26.common.ledger import Ledger
+
+from . import claims
 
 from .config import KSKTConfig
 from .data import (ANSWER0, REFUSE0, SLOT_POS, USER_CLOSE_POS, VOCAB_SIZE, RolePlayData, make_roleplay_data,
@@ -233,6 +236,26 @@ def claim_figures(res: ExperimentResult) -> tuple[str, dict, dict]:
               "relationship slot not worse": r2_k >= r2_b - cfg.max_slot_deficit,
               "balance loss trains": bal > 0}
     return claim, measured, checks
+
+
+SOURCE_BASIS = "official code"
+
+
+def build_ledger(res: ExperimentResult) -> Ledger:
+    """The claims ledger (CLAIMS.md) from the measured figures; decision functions in `claims`."""
+    slots = ("r1", "r2", "r3")
+    acc_k = {s: res.final("kskt", s) for s in slots}
+    acc_b = {s: res.final("baseline", s) for s in slots}
+    gain = {s: (acc_k[s] - acc_b[s]).tolist() for s in slots}
+    ledger = Ledger("kskt", claims.CLAIM_IDS, SOURCE_BASIS)
+    ledger.add(claims.decide_c1((res.probe("self->style") - res.probe("other->style")).tolist(),
+                                (res.probe("other->topic") - res.probe("self->topic")).tolist(),
+                                [float(s.balance_grad) for s in res.seeds]))
+    ledger.add(claims.decide_c2(np.mean([acc_k[s] for s in slots], axis=0).tolist(),
+                                np.mean([acc_b[s] for s in slots], axis=0).tolist()))
+    ledger.add(claims.decide_c3(gain["r1"], gain["r2"], gain["r3"], acc_b["r2"].tolist()))
+    ledger.add(claims.decide_e1(acc_k["r2"].tolist(), acc_b["r2"].tolist()))
+    return ledger
 
 
 @torch.no_grad()

@@ -97,8 +97,8 @@ def lr_at(step: int, cfg: KSKTConfig) -> tuple[int, float]:
     linear decay; phase 3: cosine decay; peaks lr * PHASE_LR_SCALE.
 
     cfg.schedule = "release" follows the release's per-phase schedulers: each phase decays from its
-    peak toward 0 at its end (the decay counts the steps after the warmup). "v1" (the chapter's
-    earlier versions) decays to 10 % of the peak over the whole phase, warmup steps included."""
+    peak toward 0 at its end (the decay counts the steps after the warmup). "v1" (an alternative: one
+    optimizer across the phases) decays to 10 % of the peak over the whole phase, warmup steps included."""
     start = 0
     for phase, n in enumerate(cfg.phase_steps):
         if step < start + n:
@@ -178,6 +178,7 @@ def train_model(model: nn.Module, train: RolePlayData, test: RolePlayData, cfg: 
     log = TrainLog()
     model.train()
     for step in progress(range(cfg.total_steps), desc=desc, leave=False):
+        # region: step
         phase, lr = lr_at(step, cfg)
         if cfg.schedule == "release" and step > 0 and phase != lr_at(step - 1, cfg)[0]:
             opt = make_optimizer(model, cfg)  # a new phase: fresh moments (release trainer)
@@ -191,6 +192,7 @@ def train_model(model: nn.Module, train: RolePlayData, test: RolePlayData, cfg: 
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
+        # endregion
         log.steps.append(step)
         log.loss.append(loss.item())
         if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.total_steps:

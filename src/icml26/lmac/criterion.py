@@ -1,11 +1,11 @@
-"""The state-awareness criterion (LMAC, Sec. 3.2; formula reconstructed, see Deviations).
+"""The state-awareness criterion (LMAC, Sec. 3.2, as in the official release's learner).
 
 On offline transitions (s_t, o_t^{1:N}) each agent i gets a reconstructor
-f_i([o_t^i, m_t^{.->i}]) -> s_hat_t, trained on a train split. On the held-out split,
-    SR_{i,d} = P(|s_hat_{t,d} - s_{t,d}| <= eps_d),      SR_i = mean_d SR_{i,d},
-with eps_d half a grid cell (grid coordinates are categorical: the rounded prediction must
-be the right cell). Accuracy A = min_i SR_i, balance Delta = max_i SR_i - min_i SR_i.
-All N reconstructors are trained at once as one batched MLP (torch.bmm).
+f_i([o_t^i, m_t^{.->i}]) -> s_hat_t of the important state dims (encoder, a `latent_dim`
+bottleneck with dropout, decoder), trained with MSE on a train split. On the held-out split,
+    SR_{i,d} = P((s_hat_{t,d} - s_{t,d})^2 < mse_thres),      SR_i = mean_d SR_{i,d},
+with the official mse_thres = 0.05 on the normalised state. Accuracy A = min_i SR_i, balance
+Delta = max_i SR_i - min_i SR_i. All N reconstructors are trained at once (torch.baddbmm).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .env import OverseerEnv
+from .env import OverseerEnv, important_state
 from .protocol import CompiledProtocol
 
 
@@ -27,13 +27,14 @@ class Dataset:
     train_idx: torch.Tensor
     test_idx: torch.Tensor
     grid: int
+    important: list[int]  # indices of the important state dims the criterion scores
 
 
 @dataclass
 class Awareness:
     """The criterion's output for one protocol."""
 
-    sr: torch.Tensor  # (N, D) per-agent, per-state-dim recovery success on the held-out split
+    sr: torch.Tensor  # (N, D_imp) per-agent, per-important-dim recovery success on the held-out split
     per_agent: torch.Tensor  # (N,) SR_i
     accuracy: float  # A = min_i SR_i
     gap: float  # Delta = max_i SR_i - min_i SR_i
@@ -57,7 +58,8 @@ def collect_dataset(config, device, seed: int = 0) -> Dataset:
     episode = torch.arange(state.shape[0], device=device) % n_envs
     test_ep = torch.randperm(n_envs, generator=torch.Generator().manual_seed(seed + 2))[: max(1, int(config.test_frac * n_envs))]
     is_test = torch.isin(episode, test_ep.to(device))
-    return Dataset(obs, state, torch.nonzero(~is_test).flatten(), torch.nonzero(is_test).flatten(), config.grid)
+    return Dataset(obs, state, torch.nonzero(~is_test).flatten(), torch.nonzero(is_test).flatten(), config.grid,
+                   important_state(config.n_strikers))
 
 
 def agent_inputs(protocol: CompiledProtocol | None, obs: list[torch.Tensor], state: torch.Tensor | None = None,
@@ -75,12 +77,14 @@ def pad_stack(inputs: list[torch.Tensor]) -> torch.Tensor:
     return torch.stack([torch.nn.functional.pad(x, (0, width - x.shape[1])) for x in inputs])
 
 
-def recovery_success(pred: torch.Tensor, state: torch.Tensor, grid: int) -> torch.Tensor:
-    """SR_{i,d}: pred (N, M, D), state (M, D) -> (N, D); success = within half a grid cell."""
+def recovery_success(pred: torch.Tensor, state: torch.Tensor, mse_thres: float) -> torch.Tensor:
+    """SR_{i,d}: pred (N, M, D), state (M, D) -> (N, D); success = squared error < mse_thres."""
     if pred.shape[1:] != state.shape:
         raise ValueError(f"pred {tuple(pred.shape)} does not match state {tuple(state.shape)}")
-    eps = 0.5 / (grid - 1)
-    return ((pred - state[None]).abs() < eps).float().mean(dim=1)
+    if not 0.0 < mse_thres:
+        raise ValueError(f"mse_thres must be positive, got {mse_thres}")
+    sq_err = (pred - state[None]) ** 2  # (N, M, D)
+    return (sq_err < mse_thres).float().mean(dim=1)  # (N, D): fraction of held-out steps recovered
 
 
 def summarize(sr: torch.Tensor) -> Awareness:
@@ -93,35 +97,40 @@ def summarize(sr: torch.Tensor) -> Awareness:
 
 def state_awareness(protocol: CompiledProtocol | None, data: Dataset, config, seed: int = 0,
                     give_state: bool = False) -> Awareness:
-    """Train the N reconstructors (batched MLPs, MSE) and score them on the held-out split."""
+    """Train the N reconstructors (batched, MSE) and score them on the held-out split."""
     device = data.state.device
     proto = protocol.to(device) if protocol is not None else None
     x = pad_stack(agent_inputs(proto, data.obs, data.state, give_state))  # (N, M, P)
-    y = data.state  # (M, D)
+    y = data.state[:, data.important]  # (M, D_imp): only the important dims are scored
     n, _, p = x.shape
-    d, h = y.shape[1], config.recon_hidden
+    d, h, z = y.shape[1], config.recon_hidden, config.latent_dim
     gen = torch.Generator(device="cpu").manual_seed(seed)
 
     def init(fan_in, fan_out):
         return (torch.randn(n, fan_in, fan_out, generator=gen) / fan_in ** 0.5).to(device).requires_grad_()
 
-    params = [init(p, h), torch.zeros(n, 1, h, device=device, requires_grad=True),
-              init(h, h), torch.zeros(n, 1, h, device=device, requires_grad=True),
-              init(h, d), torch.zeros(n, 1, d, device=device, requires_grad=True)]
+    def bias(width):
+        return torch.zeros(n, 1, width, device=device, requires_grad=True)
 
-    def forward(inp):  # (N, m, P) -> (N, m, D)
-        z = torch.relu(torch.baddbmm(params[1], inp, params[0]))
-        z = torch.relu(torch.baddbmm(params[3], z, params[2]))
-        return torch.baddbmm(params[5], z, params[4])
+    params = [init(p, h), bias(h), init(h, z), bias(z), init(z, h), bias(h), init(h, d), bias(d)]
+
+    # region: reconstructor
+    def forward(inp, train=False):  # (N, m, P) -> (N, m, D_imp): encoder -> latent -> decoder
+        e = torch.relu(torch.baddbmm(params[1], inp, params[0]))
+        latent = torch.baddbmm(params[3], e, params[2])  # (N, m, latent_dim)
+        u = torch.relu(torch.baddbmm(params[5], latent, params[4]))
+        u = torch.nn.functional.dropout(u, config.recon_dropout, training=train)
+        return torch.baddbmm(params[7], u, params[6])
 
     opt = torch.optim.Adam(params, lr=config.recon_lr)
     train = data.train_idx
     for _ in range(config.recon_steps):
         batch = train[torch.randint(0, train.numel(), (config.recon_batch,), generator=gen).to(device)]
-        loss = ((forward(x[:, batch]) - y[batch][None]) ** 2).mean()
+        loss = ((forward(x[:, batch], train=True) - y[batch][None]) ** 2).mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
     with torch.no_grad():
         pred = forward(x[:, data.test_idx])
-    return summarize(recovery_success(pred, y[data.test_idx], data.grid))
+    return summarize(recovery_success(pred, y[data.test_idx], config.mse_thres))
+    # endregion

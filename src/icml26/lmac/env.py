@@ -32,6 +32,17 @@ def state_names(n_strikers: int) -> list[str]:
     return names + ["target_x", "target_y"]
 
 
+def important_state(n_strikers: int) -> list[int]:
+    """Indices of the state dims the task's reward depends on: every striker's cell and the target.
+
+    The official release asks the LLM to pick these first (its "important state" step); here the
+    choice follows from the reward, which names only the strikers and the target (the overseer
+    never moves).
+    """
+    names = state_names(n_strikers)
+    return [k for k, name in enumerate(names) if not name.startswith("overseer")]
+
+
 def observed_by(n_strikers: int, n_distract: int) -> dict[str, list[tuple[int, int]]]:
     """For every state dim: the (agent, observation index) pairs that observe it directly."""
     table: dict[str, list[tuple[int, int]]] = {}

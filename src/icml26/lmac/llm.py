@@ -16,7 +16,7 @@ import os
 import re
 from typing import Protocol
 
-from .protocol import ProtocolRejected, parse_sends, protocol_code
+from .protocol import ProtocolRejected, protocol_code
 
 
 class LLMClient(Protocol):
@@ -42,18 +42,21 @@ def extract_code(text: str) -> str:
     raise ProtocolRejected("no code defining messages(agent_id, obs) in the answer")
 
 
-_ROW = re.compile(r"^\|\s*(\d+|-)\s*\|\s*([A-Za-z_]\w*)\s*\|\s*([0-9.]+)\s*\|\s*([^|]*)\|", re.M)
+_STATE_ROW = re.compile(r"^\|\s*([A-Za-z_]\w*)\s*\|\s*([^|]*?)\s*\|\s*$", re.M)
+_FEEDBACK_ROW = re.compile(r"^\|\s*([A-Za-z_]\w*)\s*\|\s*([0-9. ]+)\|\s*([0-9. ]+)\|\s*([0-9.]+)\s*\|([^|]*)\|", re.M)
 _OBS = re.compile(r"(\d+):\s*([A-Za-z_]\w*)")
 _NAMES = re.compile(r"^- agent (\d+) \([^)]*\): (.*)$", re.M)
+_LOW = re.compile(r"SR below ([0-9.]+)")
+_SOURCE = re.compile(r"SR at least ([0-9.]+)")
 
 
 class RuleBasedDesigner:
     """Offline, deterministic stand-in for the LLM (NOT an LLM).
 
-    Initial prompt: send the goal-critical dims ("target") from the agent that observes them
-    to every other agent. Refinement prompt: for each (agent, state dim) row of the feedback
-    table, add the observing agent's feature to the messages it sends to that agent; then
-    drop features a receiver already observes itself and any `noise_*` feature.
+    Initial prompt: the overseer sends the dims the goal names ("target") to every other agent.
+    Step 1: for each feedback row, every agent whose SR is below the instruction's bar gets the
+    feature of the first agent that observes the dim. Step 2: an agent below the "source" bar gets
+    it where another agent is at or above it. Answers only the new, appended message.
     """
 
     name = "rule-based stand-in (not an LLM)"
@@ -62,29 +65,36 @@ class RuleBasedDesigner:
         agents = {int(a): [f.strip() for f in names.split(",")] for a, names in _NAMES.findall(prompt)}
         if not agents:
             return "I could not find the observation lists in the prompt."
-        if "Current protocol" in prompt:
-            code = extract_code(prompt.split("Current protocol", 1)[1])
-            sends = parse_sends(code)
-            rows = [(int(a), dim, obs) for a, dim, _, obs in _ROW.findall(prompt.split("Feedback", 1)[-1])
-                    if a != "-"]
-        else:  # initial protocol: only what the goal names
-            sends, rows = {}, []
-            for a, dim, _, obs in _ROW.findall(prompt):
+        needs = []  # (receiver, observers) pairs
+        if "Feedback:" not in prompt:  # initial protocol: only what the goal names
+            for dim, observers in _STATE_ROW.findall(prompt):
                 if "target" in dim:
-                    rows += [(r, dim, obs) for r in agents]
-        for receiver, dim, observers in rows:
+                    needs += [(r, observers) for r in agents]
+        else:
+            # region: analysis
+            feedback = prompt.split("Feedback:", 1)[1]
+            low, source = _LOW.search(feedback), _SOURCE.search(feedback)
+            for dim, with_comm, _, _, observers in _FEEDBACK_ROW.findall(feedback):
+                sr = [float(v) for v in with_comm.split()]
+                if low:  # Step 1: every agent below the bar
+                    lagging = [i for i, v in enumerate(sr) if v < float(low.group(1))]
+                elif source and max(sr) >= float(source.group(1)):  # Step 2: someone knows it, others lag
+                    lagging = [i for i, v in enumerate(sr) if v < float(source.group(1))]
+                else:
+                    lagging = []
+                needs += [(r, observers) for r in lagging]
+            # endregion
+        sends: dict[int, dict[int, list[str]]] = {}
+        for receiver, observers in needs:
             found = [(int(j), f) for j, f in _OBS.findall(observers)]
             if any(j == receiver for j, _ in found):
                 continue  # the receiver already observes this dim
             for sender, feature in found[:1]:
-                sends.setdefault(sender, {}).setdefault(receiver, [])
-                if feature not in sends[sender][receiver]:
-                    sends[sender][receiver].append(feature)
-        for sender, per in sends.items():
-            for receiver in per:
-                per[receiver] = [f for f in per[receiver] if not f.startswith("noise_")]
+                per = sends.setdefault(sender, {}).setdefault(receiver, [])
+                if feature not in per and not feature.startswith("noise_"):
+                    per.append(feature)
         names = [agents[a] for a in sorted(agents)]
-        return "Revised protocol:\n```python\n" + protocol_code(sends, names) + "```\n"
+        return "New message:\n```python\n" + protocol_code(sends, names) + "```\n"
 
 
 class OpenAIClient:

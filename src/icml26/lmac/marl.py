@@ -184,6 +184,7 @@ def train_arm(arm: str, protocol: CompiledProtocol | None, config, seed: int, de
         adv = adv.reshape(-1)[mask]
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
         n = x.shape[0]
+        # region: ppo_update
         for _ in range(config.ppo_epochs):
             perm = torch.randperm(n, generator=gen, device=device)
             for idx in perm.chunk(config.minibatches):
@@ -200,6 +201,7 @@ def train_arm(arm: str, protocol: CompiledProtocol | None, config, seed: int, de
                 loss.backward()
                 nn.utils.clip_grad_norm_(list(actor.parameters()) + list(critic.parameters()), 1.0)
                 opt.step()
+        # endregion
     eval_env = OverseerEnv(config.eval_episodes, config.grid, config.n_strikers, config.n_distract, config.horizon,
                            device, seed=10_000 + seed)
     _, succ = _rollout(eval_env, inputs, actor, critic, gen, greedy=True)

@@ -119,6 +119,24 @@ class CompiledProtocol:
             out.append(torch.cat(parts, dim=1) if parts else obs[0].new_zeros(batch, 0))
         return out
 
+    def concat(self, other: "CompiledProtocol", label: str = "update") -> "CompiledProtocol":
+        """The protocol that sends this one's messages followed by `other`'s (an appended update).
+
+        In the official release each refinement step writes a new message that is concatenated
+        with the previous ones; here the affine maps of a (sender, receiver) pair are stacked.
+        """
+        if other.n_agents != self.n_agents or other.obs_dims != self.obs_dims:
+            raise ValueError("can only append a protocol for the same agents and observation dims")
+        maps = dict(self.maps)
+        for key, (W, b) in other.maps.items():
+            if key in maps:
+                W0, b0 = maps[key]
+                maps[key] = (torch.cat([W0, W.to(W0.device)]), torch.cat([b0, b.to(b0.device)]))
+            else:
+                maps[key] = (W, b)
+        code = f"{self.code.rstrip()}\n\n# --- {label}: appended message ---\n{other.code}"
+        return CompiledProtocol(code, self.n_agents, list(self.obs_dims), maps)
+
     def selection(self, names: list[list[str]]) -> dict[tuple[int, int], list[str]]:
         """Readable form: the observation features (by name) each (sender, receiver) pair carries."""
         table = {}
