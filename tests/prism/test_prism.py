@@ -198,11 +198,24 @@ def test_smoke_run_end_to_end():
     assert set(run.clean) == {"prism_unit", "prism_rms", "hybrid", "transformer"}
     assert all(math.isfinite(v) for l in run.losses.values() for v in l)
     assert run.phase_curve["prism_rms"].shape == (len(cfg.sigmas),)
-    claim, measured, checks = ex.claim_figures(run)
-    assert claim and measured and all(isinstance(v, bool) for v in checks.values())
+    figs = ex.seed_figures(run)
+    assert 0 <= figs["probe_hybrid"] <= 1 and 0 <= figs["probe_transformer"] <= 1
+    ledger = ex.build_ledger([figs] * 3)
+    assert ledger.verdict() in ("REPRODUCED", "PARTLY REPRODUCED", "NOT REPRODUCED")
     acc = ex.explore_accuracy(run, sigma=0.5, scale=0.5, flatten=True, site=1)
     assert set(acc) == set(run.models) and all(0 <= v <= 1 for v in acc.values())
     assert "| model |" in ex.param_table(run)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from icml26.common.plotting import check_figure, use_book_style
+    from icml26.prism import plots
+    use_book_style()
+    for fig in (plots.plot_interference(), plots.plot_transitions(run.task), plots.plot_training(run),
+                plots.plot_interventions(run), plots.plot_seed_figures([figs] * 3, 0.9),
+                plots.plot_token_phases(run), plots.plot_explore(acc, run.chance, "t")):
+        check_figure(fig)
+        plt.close(fig)
 
 
 def test_bad_input_is_rejected():

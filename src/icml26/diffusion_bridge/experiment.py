@@ -12,13 +12,14 @@ from sklearn.linear_model import LogisticRegression
 
 from icml26.common import Timer, progress, resolve_device
 
-from .bridge import AutoEncoder, BridgeDenoiser, sample_translation, train_autoencoder
+from .bridge import T, AutoEncoder, BridgeDenoiser, sample_translation, train_autoencoder
 from .config import BridgeConfig
 from .data import Digits, draw, load_data, pairing_pools, stack_pools, upsample_nearest
-from .sdb import endpoint_cycle_loss, marginal_matching_loss, paired_loss, trajectory_cycle_loss, wta_bridge_loss
+from .latent import FrozenCodec, JointCodec, info_nce, latent_mmd
+from .sdb import (cycle_paths, marginal_matching_loss, paired_loss, pseudo_pair_cycle_loss,
+                  reversed_trajectory_cycle_loss, wta_bridge_loss)
 
-CLAIM = ("With few pairs, marginal matching + cycle constraints beat the same latent bridge trained on pairs alone "
-         "and approach fully paired quality; with no pairs SDB still lands on the target distribution")
+LEGACY = "SDB (frozen AEs, pseudo-pair cycle)"
 
 
 @dataclass
@@ -48,30 +49,42 @@ def prepare(config: BridgeConfig, seed: int = 0) -> Setup:
 
 @dataclass
 class Ensemble:
-    """M runs trained together: one (rho, seed) per member; `den_xy` is None for paired-only."""
+    """M runs trained together: one (rho, seed) per member; `den_xy` is None for paired-only;
+    `codec` maps images to the latent space(s) of every member (jointly trained or frozen)."""
 
     kind: str
     rhos: list[float]
     seeds: list[int]
     den_yx: BridgeDenoiser
     den_xy: BridgeDenoiser | None
+    codec: JointCodec | FrozenCodec
     losses: np.ndarray  # (steps, M) total loss per member
     seconds: float = 0.0
 
 
 def train_ensemble(setup: Setup, config: BridgeConfig, kind: str, rhos, seeds, use_mm: bool = True,
                    use_cyc_end: bool = True, use_cyc_traj: bool = True, capacity: int | None = None,
-                   steps: int | None = None, show_progress: bool = True, mm_form: str | None = None) -> Ensemble:
-    """Train `kind` = 'sdb' (both directions; L = w_pair L_pair + ramp (w_mm L_MM + w_e L_end +
-    w_tau L_traj)) or 'paired' (Y->X bridge + predictive loss on the pairs only) for every
-    (rho, seed) in one batched pass. Members are independent networks. `mm_form` picks the
-    marginal-matching term: 'wta_dsm' (the paper's: bridge loss of the winning candidate condition)
-    or 'output_ot' (our earlier reconstruction: sampled outputs assigned to real targets)."""
+                   steps: int | None = None, show_progress: bool = True, mm_form: str | None = None,
+                   latent: str | None = None, traj_form: str | None = None) -> Ensemble:
+    """Train `kind` = 'sdb' (both directions; L = w_pair L_pair + w_rec L_rec + w_align L_align +
+    ramp (w_mm L_MM + w_e L_end + w_tau L_traj)) or 'paired' (LDDBM on the pairs alone: Y->X bridge,
+    predictive, reconstruction and InfoNCE losses on the pairs only) for every (rho, seed) in one
+    batched pass. Members are independent networks.
+
+    latent: 'joint' (the paper's: shared latent space, encoders/decoders trained with the bridges,
+    aligned by InfoNCE on pairs and an RBF-MMD between the two encoders' unpaired latents) or
+    'frozen' (pre-trained separate autoencoders, no alignment). traj_form: 'reversed' (the paper's:
+    z_t of X->Y against z_{T-t} of Y->X) or 'pseudo_pair'. mm_form: 'wta_dsm' or 'output_ot'."""
+    mm_form = config.mm_form if mm_form is None else mm_form
+    latent = config.latent if latent is None else latent
+    traj_form = config.traj_form if traj_form is None else traj_form
     if kind not in ("sdb", "paired"):
         raise ValueError(f"kind must be 'sdb' or 'paired', got {kind!r}")
-    mm_form = config.mm_form if mm_form is None else mm_form
     if mm_form not in ("wta_dsm", "output_ot"):
         raise ValueError(f"mm_form must be 'wta_dsm' or 'output_ot', got {mm_form!r}")
+    if latent not in ("joint", "frozen") or traj_form not in ("reversed", "pseudo_pair"):
+        raise ValueError(f"latent must be 'joint' or 'frozen' and traj_form 'reversed' or 'pseudo_pair', "
+                         f"got {latent!r}, {traj_form!r}")
     members = [(float(r), int(s)) for r in rhos for s in seeds]
     if not members:
         raise ValueError("need at least one (rho, seed)")
@@ -84,51 +97,70 @@ def train_ensemble(setup: Setup, config: BridgeConfig, kind: str, rhos, seeds, u
     p_pool, p_cnt = stack_pools([p.paired for p in pools], dev)
     s_pool, s_cnt = stack_pools([p.src for p in pools], dev)
     t_pool, t_cnt = stack_pools([p.tgt for p in pools], dev)
-    has_pairs = (p_cnt > 0).float()  # (M,) the paired term vanishes at rho = 0
+    has_pairs = (p_cnt > 0).float()  # (M,) the paired terms vanish at rho = 0
     g_init = torch.Generator().manual_seed(int(seeds[0]) * 104729 + (1 if kind == "sdb" else 2))  # deterministic
     den_yx = BridgeDenoiser(M, d, config.hidden, config.t_emb_dim, g_init).to(dev)
     den_xy = BridgeDenoiser(M, d, config.hidden, config.t_emb_dim, g_init).to(dev) if kind == "sdb" else None
-    params = list(den_yx.parameters()) + ([] if den_xy is None else list(den_xy.parameters()))
-    opt = torch.optim.Adam(params, lr=config.lr)
+    codec = (JointCodec(M, d, g_init) if latent == "joint" else FrozenCodec(M, setup.ae_x, setup.ae_y)).to(dev)
+    groups = [{"params": list(den_yx.parameters()) + ([] if den_xy is None else list(den_xy.parameters()))}]
+    if codec.joint:
+        groups.append({"params": list(codec.parameters()), "lr": config.codec_lr})
+    opt = torch.optim.Adam(groups, lr=config.lr)
     gen = torch.Generator(device=dev).manual_seed(int(seeds[0]) * 7919 + (1 if kind == "sdb" else 0))
-    X, ZX, ZY = setup.data.x_train, setup.zx, setup.zy
-    dec_x = setup.ae_x.decode
+    X, Y = setup.data.x_train, setup.data.y_train
     losses = np.zeros((steps, M))
     it = range(steps)
     if show_progress:
         it = progress(it, desc=f"{kind} x{M} runs", leave=False)
     K, tmin, tmax = config.train_sampler_steps, config.t_min, config.t_max
+    t_lo = T - tmax  # symmetric training grid: T - t_i is again a grid time (reversed cycle)
     with Timer(dev) as timer:
         for step in it:
+            # region: latent_step
             ip = draw(p_pool, p_cnt, B, gen)  # (M, B) paired indices
-            loss = config.w_pair * has_pairs * paired_loss(den_yx, den_xy, X[ip], ZX[ip], ZY[ip], dec_x,
+            xp, yp = X[ip], Y[ip]  # (M, B, 64), (M, B, 16)
+            z0p, zTp = codec.encode_x(xp), codec.encode_y(yp)  # (M, B, d) each
+            loss = config.w_pair * has_pairs * paired_loss(den_yx, den_xy, xp, z0p, zTp, codec.decode_x,
                                                            config.w_pred, tmin, tmax, gen)
-            if kind == "sdb" and (use_mm or use_cyc_end or use_cyc_traj):
+            if codec.joint:  # the shared latent space: reconstruction + alignment on the pairs
+                rec = ((codec.decode_x(z0p) - xp) ** 2).mean((-1, -2)) + ((codec.decode_y(zTp) - yp) ** 2).mean((-1, -2))
+                loss = loss + has_pairs * (config.w_rec * rec + config.w_align * info_nce(z0p, zTp))
+            # endregion
+            # region: constraints_step
+            if kind == "sdb":
+                xs, ys = X[draw(t_pool, t_cnt, B, gen)], Y[draw(s_pool, s_cnt, B, gen)]  # unpaired images
+                z0_u, zT_u = codec.encode_x(xs), codec.encode_y(ys)  # (M, B, d) each
+                if codec.joint:  # unpaired reconstruction + distribution alignment of the two encoders
+                    rec_u = ((codec.decode_x(z0_u) - xs) ** 2).mean((-1, -2)) + ((codec.decode_y(zT_u) - ys) ** 2).mean((-1, -2))
+                    loss = loss + config.w_rec * rec_u + config.w_align * latent_mmd(z0_u, zT_u)
                 ramp = min(1.0, (step + 1) / max(1.0, config.warmup_frac * steps))
-                zT_u = ZY[draw(s_pool, s_cnt, B, gen)]  # (M, B, d) unpaired sources
-                z0_u = ZX[draw(t_pool, t_cnt, B, gen)]  # (M, B, d) independent unpaired targets
-                x_hat = sample_translation(den_yx, zT_u, K, tmax, tmin)
-                y_hat = sample_translation(den_xy, z0_u, K, tmax, tmin)
+                if codec.joint:  # the constraints train the bridges; the latent space is shaped by
+                    z0_u, zT_u = z0_u.detach(), zT_u.detach()  # reconstruction, alignment and pairs
+                paths = cycle_paths(den_yx, den_xy, zT_u, z0_u, K, tmax, t_lo)
                 extra = torch.zeros(M, device=dev)
                 if use_mm and mm_form == "wta_dsm":  # both directions: targets z0_u (Y->X), zT_u (X->Y)
                     extra = extra + config.w_mm * (
                         wta_bridge_loss(den_yx, z0_u, zT_u, config.wta_candidates, capacity, tmin, tmax, gen)
                         + wta_bridge_loss(den_xy, zT_u, z0_u, config.wta_candidates, capacity, tmin, tmax, gen))
                 elif use_mm:
-                    extra = extra + config.w_mm * (marginal_matching_loss(x_hat, z0_u, capacity)
-                                                   + marginal_matching_loss(y_hat, zT_u, capacity))
-                if use_cyc_end:
-                    extra = extra + config.w_cyc_end * endpoint_cycle_loss(den_yx, den_xy, zT_u, z0_u, K, tmax, tmin,
-                                                                           x_hat, y_hat)
-                if use_cyc_traj:
-                    extra = extra + config.w_cyc_traj * trajectory_cycle_loss(den_yx, den_xy, zT_u, z0_u, x_hat,
-                                                                              y_hat, tmin, tmax, gen)
+                    extra = extra + config.w_mm * (marginal_matching_loss(paths["x_hat"], z0_u, capacity)
+                                                   + marginal_matching_loss(paths["y_hat"], zT_u, capacity))
+                if use_cyc_end:  # ||S_XY(S_YX(z_T)) - z_T||^2 + ||S_YX(S_XY(z_0)) - z_0||^2
+                    extra = extra + config.w_cyc_end * (((paths["back_y"] - zT_u) ** 2).sum(-1).mean(-1)
+                                                        + ((paths["back_x"] - z0_u) ** 2).sum(-1).mean(-1))
+                if use_cyc_traj and traj_form == "reversed":
+                    extra = extra + config.w_cyc_traj * reversed_trajectory_cycle_loss(paths)
+                elif use_cyc_traj:
+                    extra = extra + config.w_cyc_traj * pseudo_pair_cycle_loss(
+                        den_yx, den_xy, zT_u, z0_u, paths["x_hat"], paths["y_hat"], tmin, tmax, gen)
                 loss = loss + ramp * extra
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()  # members are independent: the sum separates
             opt.step()
+            # endregion
             losses[step] = loss.detach().cpu().numpy()
-    return Ensemble(kind, [r for r, _ in members], [s for _, s in members], den_yx, den_xy, losses, timer.seconds)
+    return Ensemble(kind, [r for r, _ in members], [s for _, s in members], den_yx, den_xy, codec, losses,
+                    timer.seconds)
 
 
 def rbf_mmd(a: torch.Tensor, b: torch.Tensor, bandwidth: float) -> torch.Tensor:
@@ -163,9 +195,9 @@ def evaluate_images(x_gen: torch.Tensor, setup: Setup) -> dict[str, np.ndarray]:
 def translate(ens: Ensemble, setup: Setup, config: BridgeConfig, y: torch.Tensor | None = None) -> torch.Tensor:
     """S_YX on low-res inputs (default: the test set) for every member, decoded: (M, N, 64)."""
     y = setup.data.y_test if y is None else y
-    zT = setup.ae_y.encode(y).expand(len(ens.rhos), -1, -1).contiguous()  # (M, N, d)
+    zT = ens.codec.encode_y(y).contiguous()  # (M, N, d)
     z0 = sample_translation(ens.den_yx, zT, config.eval_sampler_steps, config.t_max, config.t_min)
-    return setup.ae_x.decode(z0)
+    return ens.codec.decode_x(z0)
 
 
 @dataclass
@@ -207,6 +239,10 @@ def run_experiment(config: BridgeConfig, seed: int = 0, show_progress: bool = Tr
     _collect(res, sdb, setup, config, "SDB")
     pai = train_ensemble(setup, config, "paired", config.rhos_paired, config.seeds, show_progress=show_progress)
     _collect(res, pai, setup, config, "paired-only")
+    if config.rhos_legacy:  # the extension: frozen, unaligned autoencoders and the pseudo-pair cycle
+        old = train_ensemble(setup, config, "sdb", config.rhos_legacy, config.seeds, show_progress=show_progress,
+                             latent="frozen", traj_form="pseudo_pair")
+        _collect(res, old, setup, config, LEGACY)
     d = setup.data
     with torch.no_grad():
         refs = torch.stack([upsample_nearest(d.y_test), setup.ae_x.decode(setup.ae_x.encode(d.x_test))])
@@ -217,39 +253,31 @@ def run_experiment(config: BridgeConfig, seed: int = 0, show_progress: bool = Tr
     return res
 
 
-def claim_figures(res: ExperimentResult) -> tuple[str, dict, dict]:
-    """The measured figures and the pass criterion of the reduced plan (fixed in BridgeConfig):
-    at the lowest shared rho (0.05): acc gain >= 0.10 and PSNR gain >= 0.5 dB over paired-only;
-    acc(SDB, 0.1) >= acc(paired, 1) - 0.05; MMD(SDB, 0) <= 1.5 MMD(paired, 1);
-    acc(SDB, 1) >= acc(paired, 1) - 0.01. Means over seeds."""
+def seed_figures(res: ExperimentResult, method: str, rho: float, metric: str) -> list[float]:
+    """One figure per seed (in the order of `config.seeds`)."""
+    return [float(v) for v in res.metrics[(method, float(rho))][metric]]
+
+
+def build_ledger(res: ExperimentResult):
+    """The chapter's ledger from the per-seed figures (decision functions in `claims`)."""
+    from icml26.common.ledger import Ledger
+
+    from . import claims
+
     c = res.config
-    shared = sorted(set(c.rhos_sdb) & set(c.rhos_paired))
-    if not shared or 0.0 not in c.rhos_sdb or 1.0 not in shared:
-        raise ValueError("the criterion needs SDB at rho=0 and both methods at rho=1 and one low rho")
-    low = shared[0]
-    mid = 0.1 if 0.1 in c.rhos_sdb else low
-    a = lambda m, r: res.mean(m, r, "acc")  # noqa: E731
-    p = lambda m, r: res.mean(m, r, "psnr")  # noqa: E731
-    mmd0, mmd_full = res.mean("SDB", 0.0, "mmd"), res.mean("paired-only", 1.0, "mmd")
-    measured = {
-        f"acc SDB/paired@{low}": f"{a('SDB', low):.2f}/{a('paired-only', low):.2f}",
-        f"PSNR SDB/paired@{low}": f"{p('SDB', low):.1f}/{p('paired-only', low):.1f}",
-        f"acc SDB@{mid}": round(a("SDB", mid), 2),
-        "acc paired@1": round(a("paired-only", 1.0), 2),
-        "acc SDB@1": round(a("SDB", 1.0), 2),
-        # chance level (10 classes), in no check; one decimal because its second decimal (0.10 vs 0.11)
-        # differs between CPU models even under the same ATen kernels
-        "acc SDB@0": round(a("SDB", 0.0), 1),
-        "MMD ratio SDB@0/paired@1": round(mmd0 / mmd_full, 1),
-    }
-    checks = {
-        "acc gain at low rho": a("SDB", low) - a("paired-only", low) >= c.min_acc_gain_low,
-        "PSNR gain at low rho": p("SDB", low) - p("paired-only", low) >= c.min_psnr_gain_low,
-        "SDB@0.1 near fully paired": a("SDB", mid) >= a("paired-only", 1.0) - c.max_acc_gap_to_full,
-        "SDB@0 on target marginal": mmd0 <= c.max_mmd_ratio_unpaired * mmd_full,
-        "SDB@1 not worse": a("SDB", 1.0) >= a("paired-only", 1.0) - c.max_acc_drop_full,
-    }
-    return CLAIM, measured, checks
+    low = claims.C2_RHO
+    if 0.0 not in c.rhos_sdb or low not in c.rhos_sdb or low not in c.rhos_paired or 1.0 not in c.rhos_paired:
+        raise ValueError(f"the ledger needs SDB at rho = 0 and {low}, and paired-only at {low} and 1")
+    f = lambda m, r, k: seed_figures(res, m, r, k)  # noqa: E731
+    ledger = Ledger("diffusion_bridge", claims.CLAIM_IDS, "full-text summary")
+    ledger.add(claims.decide_c1(f("SDB", 0.0, "acc"), f("SDB", 0.0, "mmd"), f("paired-only", 1.0, "mmd")))
+    ledger.add(claims.decide_c2(f("SDB", low, "acc"), f("paired-only", low, "acc"), f("paired-only", 1.0, "acc")))
+    if (LEGACY, 0.0) in res.metrics:
+        ledger.add(claims.decide_e1(f(LEGACY, 0.0, "acc")))
+    if 1.0 in c.rhos_sdb:
+        ledger.add(claims.decide_e2(f("SDB", 1.0, "acc"), f("paired-only", 1.0, "acc")))
+    ledger.add(claims.decide_e3(f("SDB", low, "psnr"), f("paired-only", low, "psnr")))
+    return ledger
 
 
 # ---------------------------------------------------------------- the 2-D teaching toy

@@ -9,7 +9,10 @@ import numpy as np
 import torch
 from scipy.optimize import linear_sum_assignment
 
-from .bridge import bridge_mean_std, sample_bridge, sample_translation
+from .bridge import bridge_mean_std, sample_bridge, sample_translation, time_grid
+
+#: epsilon of the trajectory cycle's weight w(t) = 1 / (sigma_t^2 + eps) (not given in what we read; ours)
+TRAJ_EPS = 0.1
 
 
 def wta_capacity_assignment(cost: np.ndarray | torch.Tensor, capacity: int = 1) -> np.ndarray:
@@ -66,6 +69,7 @@ def wta_bridge_loss(denoiser, z0: torch.Tensor, zT_pool: torch.Tensor, n_candida
     if not 1 <= n_candidates <= Bs:
         raise ValueError(f"n_candidates must lie in [1, {Bs}], got {n_candidates}")
     dev = z0.device
+    # region: wta
     t = t_min + (t_max - t_min) * torch.rand(M, B, 1, generator=gen, device=dev)  # one t per target
     eps = torch.randn(M, B, d, generator=gen, device=dev)  # one noise per target (common to its candidates)
     cand = torch.rand(M, B, Bs, generator=gen, device=dev).argsort(-1)[..., :n_candidates]  # (M, B, K) distinct
@@ -83,6 +87,7 @@ def wta_bridge_loss(denoiser, z0: torch.Tensor, zT_pool: torch.Tensor, n_candida
     zT_w = torch.gather(zT_pool, 1, win[..., None].expand(-1, -1, d))  # (M, B, d) the winning conditions
     mu, s = bridge_mean_std(z0, zT_w, t)
     z0_hat = denoiser(mu + s * eps, t, zT_w)
+    # endregion
     return ((z0_hat - z0) ** 2).sum(-1).mean(-1)
 
 
@@ -107,15 +112,49 @@ def endpoint_cycle_loss(den_yx, den_xy, zT: torch.Tensor, z0: torch.Tensor, step
     return ((back_y - zT) ** 2).sum(-1).mean(-1) + ((back_x - z0) ** 2).sum(-1).mean(-1)
 
 
-def trajectory_cycle_loss(den_yx, den_xy, zT: torch.Tensor, z0: torch.Tensor, x_hat: torch.Tensor, y_hat: torch.Tensor,
+def pseudo_pair_cycle_loss(den_yx, den_xy, zT: torch.Tensor, z0: torch.Tensor, x_hat: torch.Tensor, y_hat: torch.Tensor,
                           t_min: float, t_max: float, gen: torch.Generator | None = None) -> torch.Tensor:
-    """L_cyc^traj: each generated pair is a pseudo-pair, and the reverse bridge must denoise the
+    """The pseudo-pair trajectory cycle (an extension; our earlier reconstruction): each generated
+    pair is a pseudo-pair, and the reverse bridge must denoise the
     states of that same bridge path back to its endpoint:
     E_t ||D_XY(z'_t, t, sg(x_hat)) - z_T||^2 (path from z_T at 0 to x_hat at T), and symmetrically
     E_t ||D_YX(z''_t, t, sg(y_hat)) - z_0||^2. Per member (M,)."""
     l1, _ = bridge_loss(den_xy, zT, x_hat.detach(), t_min, t_max, gen)
     l2, _ = bridge_loss(den_yx, z0, y_hat.detach(), t_min, t_max, gen)
     return l1 + l2
+
+
+def cycle_paths(den_yx, den_xy, zT: torch.Tensor, z0: torch.Tensor, steps: int, t_max: float, t_lo: float) -> dict:
+    """The four sampled trajectories the cycle terms compare (differentiable), on the grid
+    t_max = t_0 > ... > t_{K-1} = t_lo with t_lo = T - t_max, so that T - t_i = t_{K-1-i}:
+    Y->X from z_T (`x_hat`, `path_yx`), then X->Y back from x_hat (`back_y`, `path_xy_back`);
+    X->Y from z_0 (`y_hat`, `path_xy`), then Y->X back from y_hat (`back_x`, `path_yx_back`).
+    Each path lists the K states at t_0..t_{K-1} (its first state is its starting point)."""
+    x_hat, path_yx = sample_translation(den_yx, zT, steps, t_max, t_lo, return_path=True)
+    y_hat, path_xy = sample_translation(den_xy, z0, steps, t_max, t_lo, return_path=True)
+    back_y, path_xy_back = sample_translation(den_xy, x_hat, steps, t_max, t_lo, return_path=True)
+    back_x, path_yx_back = sample_translation(den_yx, y_hat, steps, t_max, t_lo, return_path=True)
+    return {"x_hat": x_hat, "y_hat": y_hat, "back_y": back_y, "back_x": back_x, "path_yx": path_yx,
+            "path_xy": path_xy, "path_xy_back": path_xy_back, "path_yx_back": path_yx_back,
+            "times": time_grid(steps, t_max, t_lo, zT.device)}
+
+
+def reversed_trajectory_cycle_loss(paths: dict, eps: float = TRAJ_EPS) -> torch.Tensor:
+    """The paper's trajectory cycle: the state z_t of the X->Y bridge run back from a translation
+    must coincide with the state z_{T-t} of the Y->X bridge that produced it (time reversed), and
+    symmetrically, weighted by w(t) = 1 / (sigma_t^2 + eps) with sigma_t the bridge std:
+    sum_i w(t_i) ||back[i] - fwd[K-1-i]||^2 / K over the K grid states (t_{K-1-i} = T - t_i).
+    `paths` from `cycle_paths` (or any dict with the four paths and `times`). Per member (M,)."""
+    times = paths["times"]
+    # region: reversed_cycle
+    total = 0.0
+    for fwd, back in ((paths["path_yx"], paths["path_xy_back"]), (paths["path_xy"], paths["path_yx_back"])):
+        K = len(fwd)
+        for i in range(K):
+            sigma2 = times[i] ** 2 * (1 - times[i] ** 2)  # bridge variance at t_i (T = 1)
+            total = total + ((back[i] - fwd[K - 1 - i]) ** 2).sum(-1).mean(-1) / (sigma2 + eps) / K
+    # endregion
+    return total
 
 
 def paired_loss(den_yx, den_xy, x: torch.Tensor, z0: torch.Tensor, zT: torch.Tensor, decoder_x, w_pred: float,

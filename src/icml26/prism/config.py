@@ -1,11 +1,8 @@
 """Presets for the PRISM chapter: `smoke` (seconds, unit tests), `reduced` (the stored run,
 tiny models on 2 CPU cores) and `full` (one GPU, closer to the paper's WikiText setting).
 
-The pass criterion of the reproduction check is fixed here, before any result is seen. It
-follows the claim of the issue and of the paper summary (shared/papers/prism.md):
-phase carries the information (destroying phase collapses accuracy toward chance, keeping
-phase while attenuating or flattening magnitude keeps accuracy), and the hybrid is at
-least as parameter-efficient as a Transformer with matched non-embedding parameters.
+The claims' thresholds are named constants in `claims.py`; `n_seeds` sets how many seeds
+the ledger's robustness rule sees.
 """
 
 from __future__ import annotations
@@ -55,22 +52,16 @@ class PrismConfig:
     sigmas: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
     scales: tuple[float, ...] = (1.0, 0.5, 0.1, 0.01)
     sites: tuple[int, ...] = (0,)  # 0: the embedding output; k: after layer k
-    # pass criterion (fixed before looking at results)
-    min_learned_gain: float = 0.1  # clean acc must exceed chance by this for the check to mean anything
-    phase_collapse_max: float = 0.2  # (acc - chance)/(clean - chance) at sigma = 1 must be <= this
-    attenuation_c: float = 0.1
-    attenuation_keep_min: float = 0.9  # acc(c z) / clean acc >= this
-    flatten_keep_min: float = 0.9  # acc(flattened |z|) / clean acc >= this
-    control_margin: float = 0.05  # flattening must hurt the real baseline by this much more
-    match_tol: float = 0.1  # |params(Transformer) - params(hybrid)| / params(hybrid) <= this
-    hybrid_margin: float = 0.02  # hybrid acc >= Transformer acc - this
+    attenuation_c: float = 0.1  # the attenuation the ledger's C1 reads
+    n_seeds: int = 3  # seeds SEED, SEED + 1, ... (the robustness rule needs at least 3)
     device: str = "auto"
 
     def __post_init__(self) -> None:
         if self.filter_kind not in FILTER_KINDS:
             raise ValueError(f"filter_kind must be one of {FILTER_KINDS}, got {self.filter_kind!r}")
         for name in ("n_topics", "n_ambiguous", "n_private", "seq_len", "n_train", "n_test", "d_model",
-                     "n_prism_layers", "n_attn_layers", "n_heads", "baseline_depth", "steps", "batch_size"):
+                     "n_prism_layers", "n_attn_layers", "n_heads", "baseline_depth", "steps", "batch_size",
+                     "n_seeds"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)}")
         if self.n_topics < 2:
@@ -100,8 +91,8 @@ PRESETS: dict[str, PrismConfig] = {
                         filter_hidden=64, filter_freqs=32, dropout=0.1, steps=6000, batch_size=64, lr=1e-3),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
-                 "full": "about 15 minutes on one GPU"}
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 1.5 minutes on 2 CPU cores (3 seeds)",
+                 "full": "about 45 minutes on one GPU (3 seeds, estimated)"}
 
 
 def get_config(name: str = "reduced", **overrides) -> PrismConfig:

@@ -45,17 +45,19 @@ def train_model(model: nn.Module, task: TopicMarkovTask, config: PrismConfig, se
     model.train()
     losses = []
     for _ in progress(range(config.steps), desc=desc, leave=False):
+        # region: train_step
         idx = torch.randint(task.train.shape[0], (config.batch_size,), generator=g)
         tokens = task.train[idx]
-        inputs, mask = mask_tokens(tokens, config.mask_prob, g)
+        inputs, mask = mask_tokens(tokens, config.mask_prob, g)  # 15% of positions -> [MASK]
         tokens, inputs, mask = tokens.to(device), inputs.to(device), mask.to(device)
         logits = model(inputs)  # (B, L, V)
-        loss = F.cross_entropy(logits[mask], tokens[mask])
+        loss = F.cross_entropy(logits[mask], tokens[mask])  # masked positions only
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
         opt.step()
-        sched.step()
+        sched.step()  # warm-up, then cosine decay
+        # endregion
         losses.append(loss.item())
     model.eval()
     return losses
@@ -149,57 +151,83 @@ def _at(values: tuple[float, ...], target: float) -> int:
     return values.index(target)
 
 
-def claim_figures(run: ChapterRun) -> tuple[str, dict, dict]:
-    """The reproduction check's (claim, measured figures, named checks). The criterion is
-    fixed in `PrismConfig` (before any result was seen):
+def phase_left(run: ChapterRun, name: str) -> float:
+    """Fraction of the above-chance accuracy left at phase noise sigma = 1 (1 if nothing was learned)."""
+    gain = run.clean[name] - run.chance
+    return float((run.phase_curve[name][_at(run.config.sigmas, 1.0)] - run.chance) / gain) if gain > 0 else 1.0
 
-    0. both PRISM-pure models learned the task: clean accuracy >= chance + `min_learned_gain`
-       (otherwise "collapse to chance" would be vacuous);
-    1. phase carries the information (PRISM-pure, official RMS mode, interventions at the
-       embedding output): full phase randomisation (sigma = 1) leaves at most
-       `phase_collapse_max` of the above-chance accuracy, in both normalisation modes;
-    2. magnitude barely matters: attenuation by c = 0.1 and per-element magnitude flattening
-       each keep >= 90% of the clean accuracy (RMS mode, where magnitudes are free to carry
-       information; in unit mode they cannot, by construction);
-    3. control: flattening hurts the real Transformer (sign kept, |h| flattened) by at least
-       `control_margin` more retained accuracy than it hurts PRISM;
-    4. parameter efficiency: non-embedding counts of hybrid and Transformer within
-       `match_tol`, and the hybrid's accuracy >= the Transformer's - `hybrid_margin`.
-    """
-    c, chance = run.config, run.chance
-    i_full, i_att = _at(c.sigmas, 1.0), _at(c.scales, c.attenuation_c)
 
-    def above(name: str) -> float:  # fraction of the above-chance accuracy left at sigma = 1
-        gain = run.clean[name] - chance
-        return float((run.phase_curve[name][i_full] - chance) / gain) if gain > 0 else 1.0
+@torch.no_grad()
+def topic_probe(model: nn.Module, task: TopicMarkovTask, ridge: float = 1e-2) -> float:
+    """Linear probe of the hidden topic from the model's final states at the masked test
+    positions: ridge regression onto one-hot topics, fitted on the first half of the test
+    sequences and scored (argmax) on the second half. Only the context can reveal the topic there."""
+    device = next(model.parameters()).device
+    model.eval()
+    tokens, mask = task.test.to(device), task.test_mask.to(device)
+    inputs, _ = mask_tokens(tokens, 0.0, mask=mask)
+    # region: topic_probe
+    h = model.features(inputs)  # (N, L, d)
+    topics = task.test_topics.to(device)[:, None].expand(mask.shape)  # (N, L)
+    half = torch.zeros_like(mask)
+    half[: mask.shape[0] // 2] = True  # fit on the first half of the sequences
+    fit, score = mask & half, mask & ~half
+    x = h[fit].double()  # (n_fit, d)
+    mu, sd = x.mean(0), x.std(0) + 1e-6
+    x = torch.cat([(x - mu) / sd, torch.ones(len(x), 1, dtype=x.dtype, device=device)], 1)  # (n_fit, d+1)
+    y = F.one_hot(topics[fit], int(task.test_topics.max()) + 1).double()  # (n_fit, K)
+    w = torch.linalg.solve(x.T @ x + ridge * len(x) * torch.eye(x.shape[1], dtype=x.dtype, device=device), x.T @ y)
+    xs = torch.cat([(h[score].double() - mu) / sd, torch.ones(int(score.sum()), 1, dtype=x.dtype, device=device)], 1)
+    # endregion
+    return float(((xs @ w).argmax(1) == topics[score]).double().mean())
 
-    keep_att = run.scale_curve["prism_rms"][i_att] / run.clean["prism_rms"]
-    keep_flat = run.flatten["prism_rms"] / run.clean["prism_rms"]
-    keep_flat_tf = run.flatten["transformer"] / run.clean["transformer"]
-    p_h, p_t = run.params["hybrid"]["non_embedding"], run.params["transformer"]["non_embedding"]
-    claim = ("PRISM carries task information in phase (phase noise collapses accuracy, magnitude attenuation/"
-             "flattening keeps it) and its hybrid matches a Transformer at equal non-embedding parameters")
-    measured = {
-        "chance": round(chance, 2), "clean_rms": round(run.clean["prism_rms"], 2),
-        "phase_rand_above_chance_rms": round(above("prism_rms"), 2),
-        "phase_rand_above_chance_unit": round(above("prism_unit"), 2),
-        "keep_atten0.1": round(keep_att, 2), "keep_flatten": round(keep_flat, 2),
-        "keep_flatten_transformer": round(keep_flat_tf, 2),
-        "acc_hybrid": round(run.clean["hybrid"], 2), "acc_transformer": round(run.clean["transformer"], 2),
-        "params_hybrid_k": round(p_h / 1000, 1), "params_transformer_k": round(p_t / 1000, 1),
+
+def seed_figures(run: ChapterRun) -> dict:
+    """Every figure the decision functions read, for one seed's run."""
+    c = run.config
+    i_att = _at(c.scales, c.attenuation_c)
+    coh = phase_coherence(run.models["prism_rms"], run.task, c.n_private)
+    return {
+        "chance": run.chance, "clean_rms": run.clean["prism_rms"], "clean_unit": run.clean["prism_unit"],
+        "phase_left_rms": phase_left(run, "prism_rms"), "phase_left_unit": phase_left(run, "prism_unit"),
+        "keep_attenuation": float(run.scale_curve["prism_rms"][i_att] / run.clean["prism_rms"]),
+        "keep_flatten": run.flatten["prism_rms"] / run.clean["prism_rms"],
+        "keep_flatten_transformer": run.flatten["transformer"] / run.clean["transformer"],
+        "acc_hybrid": run.clean["hybrid"], "acc_transformer": run.clean["transformer"],
+        "params_hybrid": run.params["hybrid"]["non_embedding"],
+        "params_transformer": run.params["transformer"]["non_embedding"],
+        "probe_hybrid": topic_probe(run.models["hybrid"], run.task),
+        "probe_transformer": topic_probe(run.models["transformer"], run.task),
+        "coherence_same": coh["same_topic"], "coherence_different": coh["different_topic"],
     }
-    checks = {
-        "PRISM learned the task (clean acc well above chance)": bool(
-            min(run.clean["prism_rms"], run.clean["prism_unit"]) >= chance + c.min_learned_gain),
-        "phase randomisation collapses PRISM (rms) to near chance": bool(above("prism_rms") <= c.phase_collapse_max),
-        "phase randomisation collapses PRISM (|z|=1) to near chance": bool(above("prism_unit") <= c.phase_collapse_max),
-        "attenuation c=0.1 keeps >= 90% accuracy": bool(keep_att >= c.attenuation_keep_min),
-        "magnitude flattening keeps >= 90% accuracy": bool(keep_flat >= c.flatten_keep_min),
-        "flattening hurts the real baseline more (control)": bool(keep_flat_tf <= keep_flat - c.control_margin),
-        "non-embedding parameters matched": bool(abs(p_t - p_h) / p_h <= c.match_tol),
-        "hybrid within margin of the Transformer": bool(run.clean["hybrid"] >= run.clean["transformer"] - c.hybrid_margin),
-    }
-    return claim, measured, checks
+
+
+def run_seeds(config: PrismConfig, seed: int = 0) -> tuple[ChapterRun, list[dict]]:
+    """The main run at `seed` (kept whole, for the figures) and the figures of `config.n_seeds`
+    seeds seed, seed + 1, ... (each a fresh task, initialisation and batch order)."""
+    main = run_chapter(config, seed)
+    figs = [seed_figures(main)]
+    for s in range(seed + 1, seed + config.n_seeds):
+        figs.append(seed_figures(run_chapter(config, s)))
+    return main, figs
+
+
+def build_ledger(figs: list[dict]):
+    """The chapter's ledger from the per-seed figures (decision functions in `claims`)."""
+    from icml26.common.ledger import Ledger
+
+    from . import claims
+
+    col = {k: [f[k] for f in figs] for k in figs[0]}
+    ledger = Ledger("prism", claims.CLAIM_IDS, "official code")
+    ledger.add(claims.decide_c1(col["chance"], col["clean_rms"], col["clean_unit"], col["phase_left_rms"],
+                                col["phase_left_unit"], col["keep_attenuation"], col["keep_flatten"]))
+    ledger.add(claims.decide_c2(col["acc_hybrid"], col["acc_transformer"], col["params_hybrid"],
+                                col["params_transformer"]))
+    ledger.add(claims.decide_c3(col["probe_hybrid"], col["probe_transformer"]))
+    ledger.add(claims.decide_e1(col["keep_flatten"], col["keep_flatten_transformer"]))
+    ledger.add(claims.decide_e2(col["coherence_same"], col["coherence_different"]))
+    return ledger
 
 
 def explore_accuracy(run: ChapterRun, sigma: float = 0.0, scale: float = 1.0, flatten: bool = False,

@@ -141,13 +141,17 @@ class PrismHybridLM(nn.Module):
     def embedding(self) -> nn.Embedding:
         return self.encoder.rose.embed
 
-    def forward(self, tokens: torch.Tensor, intervention: Intervention = NO_INTERVENTION) -> torch.Tensor:
+    def features(self, tokens: torch.Tensor, intervention: Intervention = NO_INTERVENTION) -> torch.Tensor:
+        """The final real states before the tied head, (B, L, d) (what the topic probe reads)."""
         _check_tokens(tokens, self.vocab_size)
         z, e = self.encoder(tokens, intervention)
         h = self.periscope(torch.cat([self.bridge(z), e], -1))  # (B, L, 2d) -> (B, L, d)
         for layer in self.attn:
             h = layer(h)
-        return self.final_ln(h) @ self.embedding.weight.T + self.out_bias
+        return self.final_ln(h)
+
+    def forward(self, tokens: torch.Tensor, intervention: Intervention = NO_INTERVENTION) -> torch.Tensor:
+        return self.features(tokens, intervention) @ self.embedding.weight.T + self.out_bias
 
 
 class TransformerLM(nn.Module):
@@ -167,13 +171,17 @@ class TransformerLM(nn.Module):
     def embedding(self) -> nn.Embedding:
         return self.embed
 
-    def forward(self, tokens: torch.Tensor, intervention: Intervention = NO_INTERVENTION) -> torch.Tensor:
+    def features(self, tokens: torch.Tensor, intervention: Intervention = NO_INTERVENTION) -> torch.Tensor:
+        """The final real states before the tied head, (B, L, d) (what the topic probe reads)."""
         _check_tokens(tokens, self.vocab_size)
         h = self.embed(tokens) * math.sqrt(self.d)  # (B, L, d); positions enter inside attention (RoPE)
         h = intervene_real(h, intervention, 0)
         for k, layer in enumerate(self.layers, start=1):
             h = intervene_real(layer(h), intervention, k)
-        return self.final_ln(h) @ self.embed.weight.T + self.out_bias
+        return self.final_ln(h)
+
+    def forward(self, tokens: torch.Tensor, intervention: Intervention = NO_INTERVENTION) -> torch.Tensor:
+        return self.features(tokens, intervention) @ self.embed.weight.T + self.out_bias
 
 
 def count_params(model: nn.Module) -> dict[str, int]:
