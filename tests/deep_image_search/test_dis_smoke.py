@@ -2,7 +2,8 @@ import pytest
 import torch
 
 from icml26.deep_image_search import PRESETS, get_config, make_policy
-from icml26.deep_image_search.experiment import hostile_demo, reproduction_check, results_rows, run_experiment
+from icml26.deep_image_search.experiment import (hostile_demo, paired_scores, per_seed, results_rows, run_experiment,
+                                                verified_queries)
 
 torch.set_num_threads(1)
 
@@ -24,9 +25,12 @@ def test_presets_and_bad_configs():
 def test_smoke_end_to_end():
     cfg = get_config("smoke")
     r = run_experiment(cfg, "cpu", seed=0)
-    claim, measured, checks = reproduction_check(r)
-    assert set(checks) and all(isinstance(v, bool) for v in checks.values())
-    assert 0.0 <= measured["F1 agent"] <= 1.0 and "not an LLM" in claim
+    f1, seeds = paired_scores(r, "agent")
+    f1d, seeds_d = paired_scores(r, "direct (oracle k)")
+    assert f1.shape == f1d.shape and (seeds == seeds_d).all() and ((0 <= f1) & (f1 <= 1)).all()
+    assert len(per_seed(r, "agent", "EM")) == len(cfg.seeds)
+    valid, total = verified_queries(r)
+    assert valid == total  # every generated query passes the independent ground-truth check
     assert len(results_rows(r)) == 4
     assert (r.records[r.records.arm == "agent"].rejected == 0).all()
     assert all(v.startswith("rejected") for v in hostile_demo(r).values())

@@ -86,7 +86,7 @@ _LINE = re.compile(r"^id (\d+) \|.*\| ([^|]+)$", re.M)
 class ScriptedPlanner:
     """Offline stand-in for the LLM policy - NOT a language model.
 
-    It follows the reference plan of the dossier: search the clue -> view pages of 16 hits until a photo
+    It follows the reference plan: search the clue -> view pages of 16 hits until a photo
     described with the clue marker appears -> save it as 'clue' -> filter_metadata (same trip: +-window_days
     and radius; other visits: same radius, outside the window) -> search the subject inside that scope ->
     view pages of candidates while a page still holds matches -> answer the photos whose *predicted*
@@ -121,6 +121,7 @@ class ScriptedPlanner:
             hits = [int(i) for i in re.findall(r"(\d+) \(", last)]
             self._hits, self._page, self._kept = hits, 0, []  # its scratchpad for this result list
             return _call("view_photos", ids=hits[:k])
+        # region: anchor and verify
         if prev["tool"] == "view_photos":
             looking_for_clue = self.use_metadata and not any(c["tool"] == "memory_save" for c in calls)
             if looking_for_clue:
@@ -144,6 +145,7 @@ class ScriptedPlanner:
             if m_inter:
                 args["outside_days"] = True
             return _call("filter_metadata", **args)
+        # endregion
         if prev["tool"] == "filter_metadata":  # 5. search the subject inside the scope
             return _call("image_search", query=subject, top_k=3 * k, scope="scope", save_as="candidates")
         return _call("answer", ids=[])

@@ -176,7 +176,7 @@ def inter_text(subject: int, marker: int) -> str:
 
 
 def make_queries(album: Album, max_size: int = 6) -> list[Query]:
-    """All valid queries of one album (dossier's constraints: 2 <= |G| <= 6, the subject also appears in
+    """All valid queries of one album (constraints: 2 <= |G| <= 6, the subject also appears in
     >= 2 other events (distractors), the marker belongs to one event)."""
     out = []
     for e in np.unique(album.event[album.marker > 0]):

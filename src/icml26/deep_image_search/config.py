@@ -1,8 +1,7 @@
 """Presets for the DeepImageSearch chapter: `smoke` (seconds, unit tests), `reduced` (the stored run,
 about a minute on 2 CPU cores) and `full` (a GPU and, optionally, a real LLM policy).
 
-The pass criterion's thresholds are fixed here, before any result was seen; they are the
-dossier's (shared/papers/deep_image_search.md, "Pass criterion").
+The claims' thresholds are named constants in `claims.py`, fixed before the run.
 """
 
 from __future__ import annotations
@@ -44,10 +43,6 @@ class DISConfig:
     radius_km: float = 3.0  # planner's spatial radius for "the same place"
     window_days: float = 3.0  # planner's temporal window for "the same trip"
     seeds: tuple[int, ...] = (0, 1, 2)
-    # pass criterion (fixed before looking at results; dossier's claim)
-    min_f1_gain_direct: float = 0.30  # F1(agent) - F1(direct, oracle k) >= 0.30
-    min_em_ratio: float = 2.0  # EM(agent) >= 2 x EM(direct, oracle k)
-    min_f1_gain_nometa: float = 0.15  # F1(agent) - F1(agent without FilterMetadata) >= 0.15
     device: str = "auto"
 
     def __post_init__(self) -> None:

@@ -1,4 +1,4 @@
-"""Runs, metrics and the reproduction check of the DeepImageSearch chapter.
+"""Runs and metrics of the DeepImageSearch chapter (the claims are decided in `claims.py`).
 
 Metrics (paper, Sec. "Evaluation"): per query EM = 1[S = G] and F1 = 2|S & G| / (|S| + |G|), macro-averaged,
 overall / intra / inter; direct embedding retrieval also gets Recall@3 = |top3 & G| / |G|.
@@ -22,10 +22,6 @@ from .retriever import MiniCLIP, train_perception
 from .tools import ToolCallRejected, Toolbox, parse_tool_call
 
 ARMS = ("direct (oracle k)", "agent w/o FilterMetadata", "agent")
-CLAIM = ("Context-dependent image queries defeat one-shot query-image matching; a tool-using agent with "
-         "metadata filtering and explicit memory recovers the exact target sets far better "
-         "(offline scripted planner, not an LLM; synthetic MiniAlbum)")
-
 
 def exact_match(pred, target) -> float:
     """EM = 1[S = G] on canonical (deduplicated) sets."""
@@ -129,29 +125,29 @@ def claim_figures(r: Results) -> dict[str, float]:
     }
 
 
-def pass_criterion(fig: dict[str, float], config) -> dict[str, bool]:
-    """The dossier's pass criterion, with thresholds fixed in `DISConfig` before any run."""
-    return {
-        "F1(agent) - F1(direct, oracle k) >= 0.30": fig["F1 agent"] - fig["F1 direct"] >= config.min_f1_gain_direct,
-        "EM(agent) >= 2 x EM(direct)": fig["EM agent"] >= config.min_em_ratio * fig["EM direct"]
-        and fig["EM agent"] > 0,
-        "F1(agent) - F1(agent w/o FilterMetadata) >= 0.15":
-            fig["F1 agent"] - fig["F1 agent w/o meta"] >= config.min_f1_gain_nometa,
-    }
+def paired_scores(r: Results, arm: str, metric: str = "F1") -> tuple[np.ndarray, np.ndarray]:
+    """Per-query `metric` of one arm, ordered by (seed, query) so that arms line up query by query;
+    returns (scores, seed of each query)."""
+    if arm not in ARMS:
+        raise ValueError(f"unknown arm {arm!r}; arms: {ARMS}")
+    rows = r.records[r.records.arm == arm].sort_values(["seed", "query"])
+    return rows[metric].to_numpy(float), rows["seed"].to_numpy()
 
 
-def reproduction_check(r: Results) -> tuple[str, dict[str, float], dict[str, bool]]:
-    """(claim, measured figures rounded for printing, checks) for `report_claim`."""
-    fig = claim_figures(r)
-    checks = pass_criterion(fig, r.config)
-    # coarse on purpose: the perception training depends on the CPU kernels (same SEED: agent F1 0.579
-    # with PyTorch's AVX2 kernels, 0.605 with AVX-512 ones), so the printed figures are coarse
-    floor = lambda x: math.floor(10 * x + 1e-9) / 10  # noqa: E731
-    measured = {"F1 agent": round(fig["F1 agent"], 1), "F1 direct": round(fig["F1 direct"], 1),
-                "EM agent": round(fig["EM agent"], 1), "EM direct": round(fig["EM direct"], 1),
-                "F1 gain vs direct (floor)": floor(fig["F1 agent"] - fig["F1 direct"]),
-                "F1 gain vs no FilterMetadata (floor)": floor(fig["F1 agent"] - fig["F1 agent w/o meta"])}
-    return CLAIM, measured, checks
+def per_seed(r: Results, arm: str, metric: str) -> list[float]:
+    """Macro `metric` of one arm per seed (seed order)."""
+    return r.records[r.records.arm == arm].groupby("seed")[metric].mean().tolist()
+
+
+def verified_queries(r: Results) -> tuple[list[int], list[int]]:
+    """C3's counts: per seed, how many generated queries pass `claims.verify_query`, and how many there are."""
+    from .claims import verify_query
+
+    valid, total = [], []
+    for s, qs in r.queries.items():
+        valid.append(sum(verify_query(r.albums[s][q.user], q) for q in qs))
+        total.append(len(qs))
+    return valid, total
 
 
 def results_rows(r: Results) -> pd.DataFrame:

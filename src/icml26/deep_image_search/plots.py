@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from icml26.common import BASELINE, METHOD, PALETTE
+from icml26.common.plotting import COLUMN_WIDTH_IN
 
 from .album import INTER, INTRA, Album, Query
 
@@ -17,13 +18,14 @@ def show_photos(album: Album, ids, targets=(), ax_row=None, title: str = "", max
     """A strip of thumbnails; green border = in G, red = not in G (when targets are given)."""
     ids = list(ids)[:max_n]
     if ax_row is None:
-        fig, ax_row = plt.subplots(1, max(1, len(ids)), figsize=(1.3 * max(1, len(ids)), 1.6), squeeze=False)
+        n = max(1, len(ids))
+        fig, ax_row = plt.subplots(1, n, figsize=(min(COLUMN_WIDTH_IN, 0.85 * n), 1.3), squeeze=False)
         ax_row = ax_row[0]
     for ax in ax_row:
         ax.axis("off")
     for ax, i in zip(ax_row, ids):
         ax.imshow(album.images[i].permute(1, 2, 0).numpy())  # (3, 32, 32) -> (32, 32, 3)
-        ax.set_title(f"{i}", fontsize=7)
+        ax.set_title(f"{i}", fontsize=8.5)
         if len(targets):
             ax.axis("on")
             ax.set_xticks([]), ax.set_yticks([])
@@ -32,7 +34,7 @@ def show_photos(album: Album, ids, targets=(), ax_row=None, title: str = "", max
                 side.set_color("tab:green" if i in targets else "tab:red")
                 side.set_linewidth(3)
     if title:
-        ax_row[0].text(-0.1, 0.5, title, transform=ax_row[0].transAxes, ha="right", va="center", fontsize=8)
+        ax_row[0].text(-0.1, 0.5, title, transform=ax_row[0].transAxes, ha="right", va="center", fontsize=8.5)
     return ax_row
 
 
@@ -53,8 +55,8 @@ def plot_history(album: Album, query: Query, ax=None):
                label="same subject, not in G")
     ax.set_xlabel("day")
     ax.set_ylabel("km from the clue photo")
-    ax.set_title(f"{query.kind}-event: {query.text}", fontsize=9)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.set_title(f"{query.kind}-event query", fontsize=9.5)
+    ax.legend(fontsize=8.5, loc="upper right")
     return ax
 
 
@@ -69,10 +71,10 @@ def plot_scores(results, ax=None):
         vals = [t.loc[(a, kind), metric] for a in arms]
         ax.bar(x + (j - 1.5) * 0.2, vals, 0.2, color=[METHOD if metric == "F1" else BASELINE][0], hatch=hatch,
                alpha=1.0 if metric == "F1" else 0.6, label=f"{metric} {kind}")
-    ax.set_xticks(x, arms, fontsize=8)
+    ax.set_xticks(x, [a.replace(" w/o ", "\nw/o ").replace(" (", "\n(") for a in arms], fontsize=8.5)
     ax.set_ylim(0, 1)
     ax.set_ylabel("score (macro, mean over seeds)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=8.5, ncol=2)
     return ax
 
 
@@ -89,17 +91,18 @@ def observed_ids(obs: str) -> list[int]:
 def plot_trajectory(album: Album, traj, max_steps: int = 8):
     """One row per step: the tool call and up to 8 thumbnails of the ids its observation names."""
     steps = traj.steps[:max_steps]
-    fig, axes = plt.subplots(len(steps), 9, figsize=(11, 1.25 * len(steps)), squeeze=False,
-                             gridspec_kw={"width_ratios": [3.2] + [1] * 8})
+    fig, axes = plt.subplots(len(steps), 9, figsize=(COLUMN_WIDTH_IN, 0.95 * len(steps)), squeeze=False,
+                             gridspec_kw={"width_ratios": [3.6] + [1] * 8}, layout="constrained")
     for row, (call, obs) in zip(axes, steps):
         try:
             c = json.loads(call)
-            label = c["tool"] + "\n" + ", ".join(f"{k}={v}" for k, v in c["args"].items())[:70]
+            label = c["tool"] + "\n" + ", ".join(f"{k}={v}" for k, v in c["args"].items())[:30]
         except (ValueError, KeyError, TypeError):
             label = call[:60]
         row[0].axis("off")
-        row[0].text(0, 0.5, label, fontsize=7, va="center", wrap=True)
+        row[0].text(0, 0.5, label, fontsize=8.5, va="center")
         ids = observed_ids(obs)[:8]
         show_photos(album, ids, traj.query.targets, row[1:])
-    fig.tight_layout()
+        for ax in row[1:]:
+            ax.set_title("")  # ids are too small to read at this size; the colours carry the message
     return fig

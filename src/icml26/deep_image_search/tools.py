@@ -67,6 +67,7 @@ def parse_tool_call(text: str) -> ToolCall:
         raise ToolCallRejected(f"the output must be text, got {type(text).__name__}")
     if len(text) > MAX_TEXT:
         raise ToolCallRejected(f"the output is longer than {MAX_TEXT} characters")
+    # region: strict parse
     body = text.strip()
     fence = re.fullmatch(r"```(?:json)?\s*\n?(.*?)\n?```", body, flags=re.S)
     if fence:
@@ -86,6 +87,7 @@ def parse_tool_call(text: str) -> ToolCall:
     unknown = sorted(set(args) - set(schema))
     if unknown:
         raise ToolCallRejected(f"{tool}: unknown argument(s) {unknown}; valid: {sorted(schema)}")
+    # endregion
     for name, (types, required) in schema.items():
         if name not in args:
             if required:

@@ -112,11 +112,16 @@ class ActionPredictorTransformer(nn.Module):
     through blocks of self-attention -> cross-attention to the condition -> FFN (4d),
     post-norm, dropout 0.1; a final LayerNorm and Linear(d -> d_a) give Â_t (B, H, d_a).
     Trained with plain MSE to the expert chunk (policy.predictor_loss).
+
+    `use_history=False` is the spatial-only ablation (BRIDGER-like start): the condition holds
+    the T_o observations only, and `prev_action` is ignored.
     """
 
     def __init__(self, action_dim: int, obs_dim: int, obs_horizon: int, pred_horizon: int, prev_horizon: int,
-                 dim: int = 64, heads: int = 4, enc_layers: int = 2, dec_layers: int = 2, dropout: float = 0.1):
+                 dim: int = 64, heads: int = 4, enc_layers: int = 2, dec_layers: int = 2, dropout: float = 0.1,
+                 use_history: bool = True):
         super().__init__()
+        self.use_history = bool(use_history)
         self.action_dim, self.obs_dim = action_dim, obs_dim
         self.obs_horizon, self.pred_horizon, self.prev_horizon, self.dim = obs_horizon, pred_horizon, prev_horizon, dim
         self.prev_emb = nn.Linear(action_dim, dim)
@@ -136,7 +141,13 @@ class ActionPredictorTransformer(nn.Module):
             raise ValueError(f"prev_action must be (B, {self.prev_horizon}, {self.action_dim}), got {tuple(prev_action.shape)}")
         if obs.dim() != 3 or obs.shape[1:] != (self.obs_horizon, self.obs_dim) or obs.shape[0] != prev_action.shape[0]:
             raise ValueError(f"obs must be (B, {self.obs_horizon}, {self.obs_dim}), got {tuple(obs.shape)}")
-        cond = torch.cat([self.prev_emb(prev_action), self.obs_emb(obs)], 1) + self.pos  # (B, H_p+T_o, d)
+        # region: predictor forward
+        if self.use_history:  # spatiotemporal: keys/values from the executed actions and the observations
+            cond = torch.cat([self.prev_emb(prev_action), self.obs_emb(obs)], 1) + self.pos  # (B, H_p+T_o, d)
+        else:  # spatial only: keys/values from the observations alone
+            cond = self.obs_emb(obs) + self.pos[:, self.prev_horizon:]  # (B, T_o, d)
         memory = self.encoder(cond)
-        q = self.queries.expand(prev_action.shape[0], -1, -1)  # (B, H, d)
+        q = self.queries.expand(prev_action.shape[0], -1, -1)  # (B, H, d): the action queries
+        # each block: self-attention among the action queries, cross-attention to the condition, FFN
         return self.head(self.decoder(q, memory))  # (B, H, d_a)
+        # endregion

@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from icml26.common import BASELINE, METHOD, PALETTE
+from icml26.common.plotting import book_figure
 
 
 def draw_scene(ax, center=(0.0, 0.0), radius: float = 0.3, goal=None) -> None:
@@ -27,7 +28,7 @@ def plot_paths(ax, rollout, title: str, n: int = 30, radius: float = 0.3) -> Non
 
 def plot_demos(demos, n: int = 40, radius: float = 0.3):
     """The bimodal expert and the mean of its two modes (which hits the obstacle)."""
-    fig, ax = plt.subplots(figsize=(4, 4))
+    fig, ax = book_figure(1, 1, height=3.4)
     draw_scene(ax, radius=radius)
     for i in range(min(n, demos.obs.shape[0])):
         L = int(demos.lengths[i])
@@ -36,42 +37,45 @@ def plot_demos(demos, n: int = 40, radius: float = 0.3):
     T = int(demos.lengths.min())
     mean = demos.obs[:, :T, :2].mean(0).numpy()
     ax.plot(mean[:, 0], mean[:, 1], "k--", lw=2, label="mean of the demos")
-    ax.legend(loc="lower right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=9)
     ax.set_title("expert demonstrations (left/right detours)", fontsize=9)
     return fig
 
 
 def plot_all_paths(result, n: int = 30):
+    """Paths of every method on the same scenes, four panels per row."""
     names = list(result.rollouts)
-    fig, axes = plt.subplots(1, len(names), figsize=(2.6 * len(names), 3.0))
+    rows = (len(names) + 3) // 4
+    fig, axes = book_figure(rows, 4, height=2.2 * rows)
+    axes = np.atleast_1d(axes).ravel()
     for ax, name in zip(axes, names):
         plot_paths(ax, result.rollouts[name], name, n, result.config.obstacle_radius)
-    fig.tight_layout()
+    for ax in axes[len(names):]:
+        ax.set_visible(False)
     return fig
 
 
 def plot_success_latency(result):
-    """Success (mean and per seed) and per-decision time of every method."""
+    """Success (mean and per seed) and the batch-1 latency of every method."""
     names = list(result.rollouts)
     succ = np.stack([result.success(n) for n in names])  # (methods, seeds)
-    ms = np.array([result.rollouts[n].seconds_per_decision * 1e3 for n in names])
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.4))
+    ms = np.array([result.latency_batch1[n] * 1e3 for n in names])  # latency of one decision, batch 1
+    fig, (a, b) = book_figure(1, 2, height=3.4)
     colors = [METHOD if n.startswith("STEP") else BASELINE for n in names]
     a.bar(range(len(names)), succ.mean(1), color=colors, alpha=0.8)
     for j in range(succ.shape[1]):
         a.scatter(range(len(names)), succ[:, j], color="k", s=8, zorder=3)
-    a.set_xticks(range(len(names)), names, rotation=25, ha="right", fontsize=8); a.set_ylabel("success rate")
+    a.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=8.5); a.set_ylabel("success rate")
     a.set_ylim(0, 1.05)
     for n, x, y in zip(names, ms, succ.mean(1)):
         b.scatter(x, y, color=METHOD if n.startswith("STEP") else BASELINE)
-        b.annotate(n, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
-    b.set_xscale("log"); b.set_xlabel("ms per decision (batch of all episodes)"); b.set_ylabel("success rate")
-    fig.tight_layout()
+        b.annotate(n, (x, y), fontsize=8.5, xytext=(3, 3), textcoords="offset points")
+    b.set_xscale("log"); b.set_xlabel("ms per decision (batch 1)"); b.set_ylabel("success rate")
     return fig
 
 
 def plot_contraction(contraction):
-    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.2))
+    fig, (a, b) = book_figure(1, 2, height=3.0)
     err = contraction["error"]
     labels = [f"t={t}" for t in contraction["timesteps"]] + ["output"]
     a.plot(range(len(err)), err, "o-", color=METHOD)
@@ -80,24 +84,23 @@ def plot_contraction(contraction):
     b.bar(range(len(contraction["ratio"])), contraction["ratio"], color=METHOD, alpha=0.8)
     b.axhline(1.0, color="k", lw=1, ls="--")
     b.set_xticks(range(len(contraction["ratio"])), [f"{labels[i]}→{labels[i+1]}" for i in range(len(labels) - 1)],
-                 fontsize=8)
+                 fontsize=8.5, rotation=20)
     b.set_ylabel("median ratio $c_k$"); b.set_title("per-step contraction ratio", fontsize=9)
-    fig.tight_layout()
     return fig
 
 
 def plot_explore(rollouts: dict, radius: float = 0.3):
-    fig, axes = plt.subplots(1, len(rollouts), figsize=(3.2 * len(rollouts), 3.3))
+    fig, axes = book_figure(1, len(rollouts), height=3.0)
     for ax, (name, r) in zip(np.atleast_1d(axes), rollouts.items()):
         plot_paths(ax, r, name, r.paths.shape[0], radius)
-    fig.tight_layout()
     return fig
 
 
 def results_markdown(result, paper: dict[str, str]) -> str:
-    """Table: method, the paper's number (ToolHang, its scale), ours (this scale), collisions, time."""
-    rows = ["| method | paper (ToolHang, success / latency) | ours: success (mean over seeds) | collisions | ms per decision (batch 1) |",
-            "|---|---|---|---|---|"]
+    """Table: method, the paper's figure (state-based Push-T success at its scale), ours (this
+    scale), collisions, time per decision at batch 1."""
+    rows = ["| method | paper: Push-T success (state-based) | ours: success (150 episodes) | collisions "
+            "| ms per decision (batch 1) |", "|---|---|---|---|---|"]
     for name in result.rollouts:
         rows.append(f"| {name} | {paper.get(name, '–')} | {result.success(name).mean():.2f} | "
                     f"{result.collision(name).mean():.2f} | {result.latency_batch1[name] * 1e3:.1f} |")
@@ -107,8 +110,7 @@ def results_markdown(result, paper: dict[str, str]) -> str:
 def plot_startup(result, n: int = 30):
     """Paths of the start-up diagnostics (`experiment.startup_diagnostics`) on the same scenes."""
     runs = result.startup
-    fig, axes = plt.subplots(1, len(runs), figsize=(3.2 * len(runs), 3.4))
+    fig, axes = book_figure(1, len(runs), height=3.2)
     for ax, (name, r) in zip(np.atleast_1d(axes), runs.items()):
-        plot_paths(ax, r, name.replace(", ", ",\n", 1), n, result.config.obstacle_radius)
-    fig.tight_layout()
+        plot_paths(ax, r, name.replace(", ", ",\n", 1).replace(" (", "\n(", 1), n, result.config.obstacle_radius)
     return fig

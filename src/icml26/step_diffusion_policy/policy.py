@@ -4,7 +4,8 @@ Every method uses the same trained denoiser; they differ only in where the rever
 starts and how many steps it takes (`MethodSpec`):
   noise     -> A^T ~ N(0, I) then K steps (DDPM-100 reference, DDIM-2 baselines),
   predictor -> STEP: Â = f_phi(A_prev, o), perturb if stalled, noise to tau_1, K' steps
-               (K'=0: the predictor alone, a one-shot policy),
+               (K'=0: the predictor alone, a one-shot policy); with the spatial-only
+               predictor f(o) (no action history) this is the BRIDGER-like start,
   reuse     -> the previous chunk shifted by n_a, noise to tau_1, K' steps (action reuse).
 """
 
@@ -22,8 +23,7 @@ from .config import StepConfig
 from .data import LinearNormalizer, Windows, make_windows
 from .env import ACTION_DIM, OBS_DIM, Layout, ObstacleReach2D, collect_demos, concat_layouts, sample_layouts
 from .models import ActionPredictorTransformer, ConditionalMLPDenoiser, ConditionalTemporalDenoiser
-from .sampling import (make_scheduler, sample_from_noise, set_steps, shift_chunk, velocity_perturbation,
-                       warm_start_refine)
+from .sampling import make_scheduler, sample_from_noise, shift_chunk, stall_perturbation, warm_start_refine
 
 STARTS = ("noise", "predictor", "reuse")
 STARTUPS = ("predictor", "noise", "full")
@@ -71,6 +71,7 @@ class TrainedPolicy:
     config: StepConfig
     denoiser: ConditionalTemporalDenoiser | ConditionalMLPDenoiser
     predictor: ActionPredictorTransformer
+    spatial_predictor: ActionPredictorTransformer  # the same network without the action history
     obs_norm: LinearNormalizer
     act_norm: LinearNormalizer
     windows: Windows
@@ -96,18 +97,22 @@ def train_policy(config: StepConfig, seed: int, device: torch.device) -> Trained
     else:
         den = ConditionalMLPDenoiser(ACTION_DIM, OBS_DIM, config.obs_horizon, config.pred_horizon,
                                      config.denoiser_channels, config.denoiser_blocks).to(device)
-    pred = ActionPredictorTransformer(ACTION_DIM, OBS_DIM, config.obs_horizon, config.pred_horizon,
-                                      config.prev_horizon, config.predictor_dim, config.predictor_heads,
-                                      config.predictor_enc_layers, config.predictor_dec_layers,
-                                      config.predictor_dropout).to(device)
+    pred, spatial = [ActionPredictorTransformer(ACTION_DIM, OBS_DIM, config.obs_horizon, config.pred_horizon,
+                                                config.prev_horizon, config.predictor_dim, config.predictor_heads,
+                                                config.predictor_enc_layers, config.predictor_dec_layers,
+                                                config.predictor_dropout, use_history=h).to(device)
+                     for h in (True, False)]
     sched = make_scheduler("ddpm", config.num_train_timesteps)
     losses = {
         "denoiser": _fit(lambda i: diffusion_loss(den, sched, win.obs[i], win.action[i], g), den, len(win),
                          config.denoiser_steps, config.batch_size, config.lr, g, "denoiser"),
         "predictor": _fit(lambda i: predictor_loss(pred, win.prev_action[i], win.obs[i], win.action[i]), pred,
                           len(win), config.predictor_steps, config.predictor_batch_size, config.predictor_lr, g, "predictor"),
+        "spatial predictor": _fit(lambda i: predictor_loss(spatial, win.prev_action[i], win.obs[i], win.action[i]),
+                                  spatial, len(win), config.predictor_steps, config.predictor_batch_size,
+                                  config.predictor_lr, g, "spatial predictor"),
     }
-    return TrainedPolicy(config, den, pred, obs_norm, act_norm, win, losses)
+    return TrainedPolicy(config, den, pred, spatial, obs_norm, act_norm, win, losses)
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,7 @@ class MethodSpec:
     sampler: str = "ddpm"
     spacing: str = "leading"
     perturb: bool = False  # the velocity-aware perturbation (STEP)
+    predictor: str = "spatiotemporal"  # 'spatiotemporal' (STEP) or 'spatial' (no action history, BRIDGER-like)
     # The first decision of an episode, where no action has been executed yet. 'predictor': the
     # predictor's warm start from a zero history, as in the official code (STEP's method). The other
     # two are start-up *diagnostics* (not the paper's method): the first chunk from noise, either with
@@ -131,6 +137,8 @@ class MethodSpec:
             raise ValueError(f"unknown start {self.start!r}; valid: {', '.join(STARTS)}")
         if self.steps < 0 or (self.steps == 0 and self.start != "predictor"):
             raise ValueError(f"{self.name}: steps must be >= 1 (0 is allowed only for the predictor alone), got {self.steps}")
+        if self.predictor not in ("spatiotemporal", "spatial"):
+            raise ValueError(f"unknown predictor {self.predictor!r}; valid: spatiotemporal, spatial")
         if self.startup not in STARTUPS:
             raise ValueError(f"unknown startup {self.startup!r}; valid: {', '.join(STARTUPS)}")
         if self.startup != "predictor" and (self.start != "predictor" or self.steps == 0):
@@ -138,29 +146,30 @@ class MethodSpec:
 
 
 def method_specs(config: StepConfig) -> dict[str, MethodSpec]:
-    """The chapter's methods, side by side (all with the same denoiser)."""
-    K, full = config.refine_steps, config.num_train_timesteps
+    """The chapter's methods, side by side (all with the same denoiser). DDIM-K is the official
+    evaluation's DDIM configuration (leading spacing: K=2 -> [50, 0]); the trailing spacing,
+    the predictor alone and action reuse are extensions and diagnostics."""
+    K, full, s = config.refine_steps, config.num_train_timesteps, config.sampler
     specs = [MethodSpec(f"DDPM-{full}", "noise", full, "ddpm"),
-             MethodSpec(f"DDIM-{K} leading", "noise", K, "ddim", "leading"),
+             MethodSpec(f"DDIM-{K}", "noise", K, "ddim", "leading"),
+             MethodSpec(f"Spatial-only-{K}", "predictor", K, s, perturb=True, predictor="spatial"),
+             MethodSpec(f"STEP-{K}", "predictor", K, s, perturb=True),
              MethodSpec(f"DDIM-{K} trailing", "noise", K, "ddim", "trailing"),
-             MethodSpec("Predictor only", "predictor", 0),
-             MethodSpec(f"Reuse-{K}", "reuse", K, config.sampler),
-             MethodSpec(f"STEP-{K}", "predictor", K, config.sampler, perturb=True)]
-    return {s.name: s for s in specs}
+             MethodSpec(f"Reuse-{K}", "reuse", K, s),
+             MethodSpec("Predictor only", "predictor", 0)]
+    return {m.name: m for m in specs}
 
 
 class ChunkPolicy:
     """A closed-loop policy for B environments: keeps the last H_p executed actions
-    (normalised; zeros before the episode start, as in training), the raw executed actions
-    (for the velocity) and the last chunk (for reuse).
+    (normalised; zeros before the episode start, as in training), the two latest output chunks
+    (raw, for the stall test) and the last chunk (normalised, for reuse).
 
     STEP's first decision of an episode is warm-started like every other one: the predictor
-    sees a zero history, as in the official `CombinedInferencePolicy` (its first call has no
-    previous output and the predictor falls back to zeros), and its chunk is refined with the
-    same K' steps. The velocity-aware perturbation tests the same history the predictor sees
-    (README: stall if ||Delta A|| < eps on the past actions), unnormalised: the last H_p executed
-    actions, and at the first decision the zero history, whose velocity is 0. So the agent at
-    rest at the episode start counts as stalled (the README's static-friction case).
+    sees a zero history, as in the official `CombinedInferencePolicy`, and its chunk is refined
+    with the same K' steps. The stall test compares the two latest chunks, ||A_cache - A_{t-2H}||
+    < eps_a; before an episode has produced two chunks the missing ones are the zero fallback
+    (the normalised zero chunk), so the first decision, at rest, counts as a stall.
     `MethodSpec.startup` swaps only the first chunk (a diagnostic)."""
 
     def __init__(self, trained: TrainedPolicy, spec: MethodSpec, batch: int, generator: torch.Generator):
@@ -168,10 +177,13 @@ class ChunkPolicy:
         if spec.start != "noise" and spec.steps > c.num_train_timesteps:
             raise ValueError(f"K'={spec.steps} exceeds num_train_timesteps={c.num_train_timesteps}")
         self.trained, self.spec, self.g = trained, spec, generator
+        self.predictor = trained.spatial_predictor if spec.predictor == "spatial" else trained.predictor
         self.scheduler = make_scheduler(spec.sampler, c.num_train_timesteps, spec.spacing) if spec.steps else None
         self.first = make_scheduler("ddim", c.num_train_timesteps, "trailing")  # reuse's first decision
         self.full = make_scheduler("ddpm", c.num_train_timesteps)  # startup='full' (diagnostic)
         self.prev_exec = torch.zeros(batch, c.prev_horizon, ACTION_DIM, device=dev)  # (B, H_p, d_a) normalised
+        zero = trained.act_norm.unnormalize(torch.zeros(batch, c.pred_horizon, ACTION_DIM, device=dev))
+        self.cache, self.older = zero, zero.clone()  # (B, H, d_a) raw: the two latest output chunks
         self.exec_raw: torch.Tensor | None = None  # (B, n_a, d_a)
         self.prev_chunk: torch.Tensor | None = None  # (B, H, d_a) normalised
         self.n_stalled = 0
@@ -189,14 +201,15 @@ class ChunkPolicy:
             A = sample_from_noise(t.denoiser, self.full if full else self.first,
                                   c.num_train_timesteps if full else spec.steps, obs, c.pred_horizon, ACTION_DIM, self.g)
         elif spec.start == "predictor":
-            A = t.predictor(self.prev_exec, obs)  # Â_t (B, H, d_a)
+            # region: step decision
+            A = self.predictor(self.prev_exec, obs)  # Â_t (B, H, d_a): the warm start
             if spec.steps:
-                if spec.perturb:  # stall test on the history the predictor sees (zeros at the start)
-                    history = t.act_norm.unnormalize(self.prev_exec)  # (B, H_p, d_a) raw
-                    A, stalled = velocity_perturbation(A, history, c.stall_threshold, c.sigma_scale,
-                                                       c.sigma_stall, self.g)
+                if spec.perturb:  # stall test on the two latest chunks (raw units)
+                    A, stalled = stall_perturbation(A, self.cache, self.older, c.stall_threshold, c.sigma_scale,
+                                                    c.sigma_stall, self.g)
                     self.n_stalled += int(stalled.sum())
-                A = warm_start_refine(t.denoiser, self.scheduler, spec.steps, obs, A, self.g)
+                A = warm_start_refine(t.denoiser, self.scheduler, spec.steps, obs, A, self.g)  # noise to tau_1, K' steps
+            # endregion
         elif self.prev_chunk is None:
             A = sample_from_noise(t.denoiser, self.first, spec.steps, obs, c.pred_horizon, ACTION_DIM, self.g)
         else:
@@ -204,7 +217,9 @@ class ChunkPolicy:
                                   shift_chunk(self.prev_chunk, c.action_horizon), self.g)
         A = A.clamp(-1.5, 1.5)
         self.prev_chunk = A
-        return t.act_norm.unnormalize(A)
+        raw = t.act_norm.unnormalize(A)
+        self.older, self.cache = self.cache, raw
+        return raw
 
     def executed(self, actions_raw: torch.Tensor) -> None:
         """Record the n_a actions just executed (B, n_a, 2), raw."""

@@ -1,6 +1,6 @@
 """Samplers over the trained denoiser, all with the `diffusers` schedulers: full DDPM and
 few-step DDIM from noise (the baselines), and STEP's warm-started refinement with the
-velocity-aware perturbation."""
+velocity-aware (stall) perturbation."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def make_scheduler(kind: str, num_train_timesteps: int = 100, spacing: str = "le
     if kind == "ddpm":
         return DDPMScheduler(**common)
     if kind == "ddim":
-        return DDIMScheduler(**common, set_alpha_to_one=True)
+        # the official evaluation's DDIM: set_alpha_to_one=True, steps_offset=0, default (leading) spacing
+        return DDIMScheduler(**common, set_alpha_to_one=True, steps_offset=0)
     raise ValueError(f"unknown sampler {kind!r}; valid samplers: ddpm, ddim")
 
 
@@ -64,7 +65,7 @@ def sample_from_noise(model, scheduler, steps: int, obs: torch.Tensor, horizon: 
 def warm_start_refine(model, scheduler, steps: int, obs: torch.Tensor, warm: torch.Tensor,
                       generator: torch.Generator | None = None, keep: bool = False,
                       noise: torch.Tensor | None = None):
-    """STEP's refinement (dossier step 3): with K'=`steps` inference timesteps tau_1 > ... ,
+    """STEP's warm-started refinement: with K'=`steps` inference timesteps tau_1 > ... ,
     noise the warm start to tau_1, A^{tau_1} = sqrt(abar_{tau_1}) Ã + sqrt(1 - abar_{tau_1}) eps
     (`scheduler.add_noise`), then run the K' reverse steps from there."""
     timesteps = set_steps(scheduler, steps)
@@ -74,25 +75,24 @@ def warm_start_refine(model, scheduler, steps: int, obs: torch.Tensor, warm: tor
     return denoise(model, scheduler, x, obs, generator, keep=keep)
 
 
-def action_velocity(executed: torch.Tensor) -> torch.Tensor:
-    """v_t = 1/(n-1) sum_k ||a_{k+1} - a_k|| over the last executed actions (B, n, d_a)
-    (unnormalised): the mean commanded displacement per step, (B,)."""
-    if executed.dim() != 3 or executed.shape[1] < 2:
-        raise ValueError(f"executed actions must be (B, n>=2, d_a), got {tuple(executed.shape)}")
-    return (executed[:, 1:] - executed[:, :-1]).norm(dim=-1).mean(1)
+def chunk_change(cache: torch.Tensor, older: torch.Tensor) -> torch.Tensor:
+    """||A_cache - A_{t-2H}||: the Frobenius norm of the difference between the two latest action
+    chunks (B, H, d_a), unnormalised; (B,)."""
+    if cache.shape != older.shape or cache.dim() != 3:
+        raise ValueError(f"the two chunks must be equal (B, H, d_a) shapes, got {tuple(cache.shape)}, {tuple(older.shape)}")
+    return (cache - older).flatten(1).norm(dim=1)
 
 
-def velocity_perturbation(warm: torch.Tensor, executed: torch.Tensor, stall_threshold: float, sigma_scale: float,
-                          sigma_stall: float, generator: torch.Generator | None = None):
-    """STEP's velocity-aware perturbation [reconstructed; see the deviations]:
-    Ã = sigma_scale * Â                  if v_t >= eps_v,
-    Ã = sigma_scale * Â + sigma_stall xi if v_t <  eps_v   (xi ~ N(0, I)),
-    applied before the forward noising. Returns (Ã (B, H, d_a), stalled mask (B,))."""
-    if warm.shape[0] != executed.shape[0]:
-        raise ValueError(f"batch sizes differ: warm {warm.shape[0]}, executed {executed.shape[0]}")
-    stalled = action_velocity(executed) < stall_threshold  # (B,)
+def stall_perturbation(warm: torch.Tensor, cache: torch.Tensor, older: torch.Tensor, eps_a: float,
+                       sigma: float, sigma_stall: float, generator: torch.Generator | None = None):
+    """STEP's velocity-aware perturbation: stall if ||A_cache - A_{t-2H}|| < eps_a (the two latest
+    action chunks barely differ); then the warm start is A~ = sigma * Â + sigma_t * xi with
+    (sigma, sigma_t) = (sigma, sigma_stall) when stalled and (1, 0) otherwise, xi ~ N(0, I).
+    warm (B, H, d_a) normalised; cache, older (B, H, d_a) raw. Returns (A~, stalled (B,))."""
+    stalled = chunk_change(cache, older) < eps_a  # (B,)
     xi = torch.randn(warm.shape, generator=generator, device=warm.device)
-    return sigma_scale * warm + sigma_stall * stalled[:, None, None].to(warm.dtype) * xi, stalled
+    m = stalled[:, None, None].to(warm.dtype)  # (B, 1, 1)
+    return (m * sigma + (1 - m)) * warm + m * sigma_stall * xi, stalled
 
 
 def shift_chunk(chunk: torch.Tensor, n_exec: int) -> torch.Tensor:

@@ -1,9 +1,8 @@
 """Presets for the USB-RL chapter: `smoke` (seconds, unit tests), `reduced` (the stored
 run) and `full` (one GPU: more seeds, rollouts and updates).
 
-The pass criterion of the reproduction check (the last block of fields) is fixed here,
-before any result was seen. It turns the abstract's claim into a test on our toy task;
-it is our design target, not a number from the paper.
+The claims' thresholds are named constants in `claims.py`; the reduced preset runs the
+3 seeds the robustness rule asks for.
 """
 
 from __future__ import annotations
@@ -57,9 +56,6 @@ class USBConfig:
     dual_lr: float = 0.05
     n_seeds: int = 3
     n_eval: int = 256  # test episodes per policy
-    # pass criterion (fixed before looking at results)
-    max_cost_ratio: float = 0.5  # USB cost <= 0.5 x the unconstrained agent's cost
-    min_seed_frac: float = 0.5  # "not dominated" must hold in more than this share of seeds
     device: str = "auto"
 
     def __post_init__(self) -> None:
@@ -75,8 +71,8 @@ class USBConfig:
             raise ValueError("n_seeds and policy_steps must be >= 1, rounds >= 0")
         if not self.lambdas or any(lam <= 0 for lam in self.lambdas):
             raise ValueError(f"lambdas must be positive penalty weights, got {self.lambdas}")
-        if self.cost_budget < 0 or not 0.0 < self.max_cost_ratio <= 1.0:
-            raise ValueError("cost_budget must be >= 0 and max_cost_ratio in (0, 1]")
+        if self.cost_budget < 0:
+            raise ValueError(f"cost_budget must be >= 0, got {self.cost_budget}")
         if not 0.0 <= self.score_real_frac <= 1.0:
             raise ValueError(f"score_real_frac must lie in [0, 1], got {self.score_real_frac}")
         if self.usb_objective not in ("expected_score", "score_of_mean"):
@@ -89,13 +85,13 @@ PRESETS: dict[str, USBConfig] = {
     "smoke": USBConfig(n_envs=64, ensemble=2, wm_steps_initial=60, wm_steps_refit=20, rounds=1, policy_steps=20,
                        imagined_rollouts=32, score_steps=10, score_every=10, score_batch=64, n_seeds=1, n_eval=64,
                        lambdas=(0.1, 1.0)),
-    "reduced": USBConfig(imagined_rollouts=64, rounds=1, policy_steps=150, n_seeds=2),
+    "reduced": USBConfig(imagined_rollouts=64, rounds=1, policy_steps=150, n_seeds=3),
     "full": USBConfig(n_envs=1024, ensemble=5, wm_hidden=128, wm_steps_initial=2000, wm_steps_refit=600,
                       rounds=4, policy_steps=300, imagined_rollouts=1024, score_batch=1024, n_seeds=10,
                       n_eval=1024, lambdas=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0)),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "under a minute on 2 CPU cores",
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 1.5 minutes on 2 CPU cores",
                  "full": "about 20 minutes on a T4 GPU (estimated, not yet timed)"}
 
 

@@ -150,7 +150,8 @@ def reference_front(horizon: int = 20, step_size: float = 0.1, hazard_half_width
     Diagnostic only (our addition, not the paper's): it shows the price of safety in return.
 
     Returns returns, costs (L, O): real outcomes of every candidate; best_return, best_cost
-    (L,): the candidate with the largest G^r - lambda G^c per lambda; front_return, front_cost
+    (L,): per lambda, the candidate with the largest G^r - lambda G^c among ALL
+    candidates (those planned for the other weights included); front_return, front_cost
     (F,): the candidates no other candidate Pareto-dominates, one per cost level, by cost.
     """
     if horizon < 1 or n_offsets < 1 or iters < 0:
@@ -188,12 +189,11 @@ def reference_front(horizon: int = 20, step_size: float = 0.1, hazard_half_width
     plan = torch.tanh(z.detach()).reshape(horizon, n_l * n_offsets, 2)  # (T, L*O, 2)
     ep = rollout(env, lambda obs, t: plan[t])
     g_r, g_c = ep["G_r"].reshape(n_l, n_offsets), ep["G_c"].reshape(n_l, n_offsets)  # (L, O)
-    best = (g_r - lam[:, None] * g_c).argmax(1)
-    idx = torch.arange(n_l, device=device)
-    flat_r, flat_c = g_r.flatten(), g_c.flatten()
+    flat_r, flat_c = g_r.flatten(), g_c.flatten()  # (L*O,): every candidate plan, whatever it was optimised for
+    best = (flat_r[None, :] - lam[:, None] * flat_c[None, :]).argmax(1)  # (L,): best of ALL candidates per lambda
     keep = pareto_mask(flat_r, flat_c)
     fr, fc = flat_r[keep], flat_c[keep]
     levels = torch.unique(fc)  # sorted; one point per cost level (ties in return are duplicates)
     front_r = torch.stack([fr[fc == c].max() for c in levels])
-    return {"lambdas": lam, "returns": g_r, "costs": g_c, "best_return": g_r[idx, best],
-            "best_cost": g_c[idx, best], "front_return": front_r, "front_cost": levels}
+    return {"lambdas": lam, "returns": g_r, "costs": g_c, "best_return": flat_r[best],
+            "best_cost": flat_c[best], "front_return": front_r, "front_cost": levels}

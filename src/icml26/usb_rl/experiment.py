@@ -16,10 +16,6 @@ from .env import HazardNav, rollout, waypoint_explorer
 from .score import MonotoneScore, effective_multiplier, fit_score, return_slope
 from .world_model import WorldModel, fit_world_model, transitions
 
-CLAIM = ("without a tuned cost weight, the learned score reaches a return/cost point no fixed linear penalty "
-         "dominates, with far fewer violations than the unconstrained agent and more return than a heavy penalty")
-
-
 def method_names(config: USBConfig) -> list[str]:
     """Population order: unconstrained, each fixed lambda, Lagrangian, USB-RL."""
     return ["unconstrained"] + [f"linear {lam:g}" for lam in config.lambdas] + ["lagrangian", "usb"]
@@ -104,6 +100,7 @@ def run_seed(config: USBConfig, seed: int = 0, show_progress: bool = True) -> Se
     total = (config.rounds + 1) * config.policy_steps
     bar = progress(range(total), desc=f"seed {seed}", disable=None if show_progress else True)
     for it in bar:
+        # region: score refit
         if it % config.score_every == 0:  # refit the score on fresh outcomes: dynamic balancing
             n_real = int(round(config.score_real_frac * config.score_batch))
             n_im = config.score_batch - n_real
@@ -123,6 +120,8 @@ def run_seed(config: USBConfig, seed: int = 0, show_progress: bool = True) -> Se
             res.lambda_eff.append(float(effective_multiplier(score, clean["G_r"][usb], clean["G_c"][usb]).mean()))
             slope = float(return_slope(score, clean["G_r"][usb], clean["G_c"][usb]).mean())
             res.return_slope.append(slope)
+        # endregion
+        # region: policy step
         start = _starts(config, (n_pol, config.imagined_rollouts), gen, device)
         im = imagine(policy, model, start, config.horizon, config.policy_noise, gen)
         lam = lam_fixed.clone()
@@ -139,6 +138,7 @@ def run_seed(config: USBConfig, seed: int = 0, show_progress: bool = True) -> Se
         pol_opt.step()
         lam_lag = dual_ascent(lam_lag, float(im["G_c"][lag].detach().mean()), config.cost_budget, config.dual_lr)
         res.lambda_lagrange.append(lam_lag)
+        # endregion
         if (it + 1) % config.policy_steps == 0 and (it + 1) < total:  # end of a round: real data, refit model
             ep = _population_rollout(config, policy, config.n_envs, config.collect_noise, gen, device)
             new = transitions(ep)
@@ -161,54 +161,6 @@ def outcome_table(results: list[SeedResult]) -> dict[str, np.ndarray]:
     """Per-seed points: returns, costs (S, P) and the method names."""
     return {"names": np.array(results[0].names), "returns": np.stack([r.returns for r in results]),
             "costs": np.stack([r.costs for r in results])}
-
-
-def dominated_by(ret: float, cost: float, rets: np.ndarray, costs: np.ndarray) -> np.ndarray:
-    """Which points (rets[k], costs[k]) weakly Pareto-dominate (ret, cost): at least as much
-    return and at most as much cost (ties count against the method: a strict test)."""
-    rets, costs = np.asarray(rets, float), np.asarray(costs, float)
-    if rets.shape != costs.shape:
-        raise ValueError("rets and costs must have the same shape")
-    return (rets >= ret) & (costs <= cost)
-
-
-def claim_figures(returns: np.ndarray, costs: np.ndarray, names: list[str], config: USBConfig):
-    """The pass criterion, fixed before any result was seen.
-
-    returns, costs: (S, P) real evaluation means per seed and method (order of `names`).
-    Checks (on seed means unless said otherwise):
-      1. no fixed linear penalty (lambda = 0 included) weakly dominates USB-RL's point;
-      2. the same holds per seed in more than `min_seed_frac` of the seeds;
-      3. USB-RL's cost <= `max_cost_ratio` x the unconstrained agent's cost;
-      4. USB-RL's return >= the heaviest fixed penalty's return.
-    Returns (claim, measured, checks) for `report_claim`.
-    """
-    returns, costs = np.atleast_2d(np.asarray(returns, float)), np.atleast_2d(np.asarray(costs, float))
-    names = list(names)
-    if returns.shape != costs.shape or returns.shape[1] != len(names):
-        raise ValueError(f"returns and costs must be (seeds, {len(names)}), got {returns.shape} and {costs.shape}")
-    for need in ("usb", "unconstrained"):
-        if need not in names:
-            raise ValueError(f"method {need!r} missing from names {names}")
-    usb, unc = names.index("usb"), names.index("unconstrained")
-    fixed = [unc] + [i for i, n in enumerate(names) if n.startswith("linear ")]
-    heavy = max((i for i in fixed if i != unc), key=lambda i: float(names[i].split()[1]))
-    r_mean, c_mean = returns.mean(0), costs.mean(0)
-    dom_mean = dominated_by(r_mean[usb], c_mean[usb], r_mean[fixed], c_mean[fixed])
-    per_seed = [not dominated_by(returns[s, usb], costs[s, usb], returns[s, fixed], costs[s, fixed]).any()
-                for s in range(returns.shape[0])]
-    seed_frac = float(np.mean(per_seed))
-    measured = {"USB return": round(float(r_mean[usb]), 1), "USB cost": round(float(c_mean[usb]), 1),
-                "unconstrained cost": round(float(c_mean[unc]), 1),
-                f"{names[heavy]} return": round(float(r_mean[heavy]), 1),
-                "seeds not dominated": f"{sum(per_seed)}/{len(per_seed)}"}
-    checks = {
-        "not dominated by any fixed lambda (seed mean)": bool(not dom_mean.any()),
-        "not dominated in most seeds": bool(seed_frac > config.min_seed_frac),
-        "cost <= 0.5 x unconstrained": bool(c_mean[usb] <= config.max_cost_ratio * c_mean[unc]),
-        "return >= heavy penalty": bool(r_mean[usb] >= r_mean[heavy]),
-    }
-    return CLAIM, measured, checks
 
 
 def linear_frontier(model: WorldModel, config: USBConfig, lambdas: np.ndarray, steps: int = 60,

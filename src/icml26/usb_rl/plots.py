@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from icml26.common import BASELINE, METHOD
+from icml26.common.plotting import add_colorbar
 
 from .env import BOX, GOAL, HAZARD_X
 
@@ -34,7 +35,7 @@ def plot_paths(paths: dict[str, np.ndarray], half_width: float = 0.35, apex: flo
         for k in range(p.shape[0]):
             ax.plot(p[k, :, 0], p[k, :, 1], "-", color=c, lw=2 if name == "usb" else 1, alpha=0.8,
                     label=name if k == 0 else None)
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(loc="lower left", fontsize=8.5)
     ax.set_title(title)
     return ax
 
@@ -48,11 +49,11 @@ def plot_outcome_plane(names, returns: np.ndarray, costs: np.ndarray, ax=None, f
         col = METHOD if n == "usb" else (BASELINE if n == "lagrangian" else "0.4")
         ax.scatter(costs[:, i], returns[:, i], color=col, alpha=0.3, s=15)
         ax.scatter(c_m[i], r_m[i], color=col, s=60, marker="*" if n == "usb" else "o", zorder=3)
-        ax.annotate(n, (c_m[i], r_m[i]), fontsize=8, xytext=(4, 4), textcoords="offset points")
+        ax.annotate(n, (c_m[i], r_m[i]), fontsize=8.5, xytext=(4, 4), textcoords="offset points")
     if frontier is not None:
         o = np.argsort(frontier["costs"])
         ax.plot(frontier["costs"][o], frontier["returns"][o], "--", color="0.6", label="linear-penalty frontier")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8.5)
     ax.set_xlabel("episode cost (steps in hazard)"), ax.set_ylabel("episode return")
     return ax
 
@@ -68,6 +69,6 @@ def plot_score_landscape(score, g_r: torch.Tensor, g_c: torch.Tensor, ax=None):
         S = score(torch.tensor(R, dtype=torch.float32, device=dev), torch.tensor(C, dtype=torch.float32, device=dev))
     im = ax.contourf(C, R, S.cpu().numpy(), levels=20, cmap="viridis")
     ax.scatter(g_c.cpu(), g_r.cpu(), s=4, color="w", alpha=0.6)
-    plt.colorbar(im, ax=ax, label="score S")
+    add_colorbar(im, ax, "score S")
     ax.set_xlabel("G^c (cost)"), ax.set_ylabel("G^r (return)")
     return ax
