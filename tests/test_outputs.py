@@ -1,4 +1,4 @@
-"""Guard tests over every stored notebook: what a reader sees on the page (CHAPTER_STANDARD section 4).
+"""Guard tests over every stored notebook: what a reader sees on the page (CONTRIBUTING.md, section 3).
 
 No warnings, no paths of any machine, no progress-bar remnants, no printed line wider than the
 code column, no image drawn wider than the text column, no display math glued to a text line,

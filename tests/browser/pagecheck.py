@@ -35,7 +35,7 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 # Kinds of request a page may not send to the network; images are judged by the img check.
 NEEDS_NETWORK = {"script", "stylesheet", "font", "xhr", "fetch", "document", "media"}
 RENDER_TIMEOUT_MS = 30_000
-# An image may be drawn at most this many times wider than it is shown (CHAPTER_STANDARD section 4).
+# An image may be drawn at most this many times wider than it is shown (CONTRIBUTING.md, section 3).
 MAX_DOWNSCALE = 2.5
 # axe-core (npm, pinned in book/vendor/package.json, installed by book/vendor/offline.py).
 AXE_JS = Path(os.environ.get("ICML26_AXE_JS", Path(__file__).resolve().parents[2] / "_build" / "offline" / "npm"

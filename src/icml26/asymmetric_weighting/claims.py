@@ -1,4 +1,4 @@
-"""The claims ledger of the asymmetric-weighting chapter (CLAIMS.md, block `asymmetric_weighting`).
+"""The claims ledger of the asymmetric-weighting chapter (the ledger rules: CONTRIBUTING.md, section 2).
 
 Each decision function maps measured figures to a status; each threshold is a named module
 constant fixed before the runs. Times to a target are *censored*: a run that stops at its cap

@@ -1,4 +1,4 @@
-"""The claims ledger (CLAIMS.md; CHAPTER_STANDARD section 3, items 8 and 9).
+"""The claims ledger (CONTRIBUTING.md, sections 2 and 3).
 
 A chapter's verdict is a ledger of the paper's own claims ``C1, C2, ...``, one status each,
 computed in code from measured figures by a decision function in the chapter's package whose
@@ -50,13 +50,13 @@ def _check_status(status: str) -> str:
 class ClaimStatus:
     """One claim's decided status.
 
-    claim_id: ``C<n>`` for a claim of the paper (CLAIMS.md), ``E<n>`` for an extension of ours.
+    claim_id: ``C<n>`` for a claim of the paper, ``E<n>`` for an extension of ours.
     claim: the claim in a few words (printed on the checked line: no decimal figures).
     figures: the deciding figures, name -> value (shown in the table, never printed on the checked line).
     threshold: the decision rule in words, with its named constant (e.g. "gap >= MIN_GAP = 0.10 in every seed").
     reason: one line on why, required for every status other than REPRODUCED.
-    fragile: the fragile flag of CLAIMS.md (status changes under an extra seed, or the deciding
-        figure lies within one standard deviation of its threshold).
+    fragile: the fragile flag (CONTRIBUTING.md, section 2): the status changes under an extra seed,
+        or the deciding figure lies within one standard deviation of its threshold.
     """
 
     claim_id: str
@@ -94,7 +94,7 @@ class ClaimStatus:
 
 
 def chapter_verdict(statuses: Iterable[str]) -> str:
-    """The chapter-verdict rule of CLAIMS.md over the paper's claims (extensions excluded).
+    """The chapter-verdict rule (CONTRIBUTING.md, section 2) over the paper's claims (extensions excluded).
 
     REPRODUCED when every tested claim is REPRODUCED; NOT REPRODUCED when no tested claim is
     REPRODUCED or PARTLY REPRODUCED; PARTLY REPRODUCED otherwise. NOT TESTED never counts.
@@ -117,7 +117,7 @@ def _as_bool(value, what: str) -> bool:
 
 def robust_status(holds_per_seed: Sequence[bool], size_ok_per_seed: Sequence[bool] | None = None,
                   min_seeds: int = 3) -> str:
-    """The robustness rule over seeds (CLAIMS.md).
+    """The robustness rule over seeds (CONTRIBUTING.md, section 2).
 
     holds_per_seed: whether the effect's direction held, one bool per seed (at least `min_seeds`).
     size_ok_per_seed: where a size applies, whether it reached half the paper's, per seed.
@@ -143,7 +143,7 @@ def robust_status(holds_per_seed: Sequence[bool], size_ok_per_seed: Sequence[boo
 def paired_test_p(method: Sequence[float], baseline: Sequence[float], min_items: int = 30) -> float:
     """One-sided paired test that `method` exceeds `baseline` (Wilcoxon signed-rank; p-value).
 
-    Over at least `min_items` paired evaluation items of one run (CLAIMS.md's alternative to 3 seeds).
+    Over at least `min_items` paired evaluation items of one run (the ledger rules' alternative to 3 seeds).
     All-zero differences give p = 1 (no evidence of an effect).
     """
     from scipy.stats import wilcoxon
@@ -189,9 +189,9 @@ def _figure_text(value) -> str:
 
 
 class Ledger:
-    """A chapter's ledger: one :class:`ClaimStatus` per claim id of CLAIMS.md, then extensions.
+    """A chapter's ledger: one :class:`ClaimStatus` per claim of the paper, then extensions.
 
-    `claim_ids` are the chapter's claim ids from CLAIMS.md (the package keeps them as a constant
+    `claim_ids` are the chapter's claim ids (the package keeps them as a constant
     ``CLAIM_IDS``); the ledger refuses an id outside that list and, when shown or checked, a
     missing one.
     """

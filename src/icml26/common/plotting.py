@@ -1,4 +1,4 @@
-"""One plotting style for the whole book, and its figure policy (CHAPTER_STANDARD section 4).
+"""One plotting style for the whole book, and its figure policy (CONTRIBUTING.md, section 3).
 
 The book's text column is about 730 px wide. A figure is drawn at the column's width
 (`COLUMN_WIDTH_IN` inches at `DPI`, about 750 px) so that it is shown at nearly its natural

@@ -1,5 +1,5 @@
 """Show the real source of an imported object in a notebook, so the text and the code that
-runs can never drift apart (CHAPTER_STANDARD section 3, item 5).
+runs can never drift apart (CONTRIBUTING.md, section 3, item 5).
 
 `show_source(obj)` shows a function or class as it is; `excerpt` cuts what a reader needs next
 to one equation: argument validation left out, or only a marked region of a function. Marking a

@@ -1,4 +1,4 @@
-"""The claims ledger of the conformal early-stopping chapter (CLAIMS.md, block `conformal_mip_stop`).
+"""The claims ledger of the conformal early-stopping chapter (the ledger rules: CONTRIBUTING.md, section 2).
 
 Each decision function maps measured figures to a status; each threshold is a named module
 constant, fixed before the run.

@@ -1,4 +1,4 @@
-"""The claims ledger of the DeepImageSearch chapter (CLAIMS.md, block ``deep_image_search``).
+"""The claims ledger of the DeepImageSearch chapter (the ledger rules: CONTRIBUTING.md, section 2).
 
 One decision function per claim; every threshold is a named module constant, fixed before the
 run. C1 is decided over the benchmark seeds (robustness rule, at least ``MIN_SEEDS``); C2's

@@ -1,4 +1,4 @@
-"""The claims ledger of the diffusion_bridge chapter (CLAIMS.md, block "diffusion_bridge").
+"""The claims ledger of the diffusion_bridge chapter (the ledger rules: CONTRIBUTING.md, section 2).
 
 Each decision function maps per-seed figures (one value per seed, at least 3: the robustness
 rule) to a status; every threshold is a named module constant fixed before the runs.

@@ -2,7 +2,7 @@
 `full` (one GPU: a longer, wider run with more seeds and pairing fractions).
 
 The pass criterion of the reproduction check is fixed here, before any result is seen; it is
-the one of the paper summary's reduced-scale plan (shared/papers/diffusion_bridge.md).
+the one of the paper summary's reduced-scale plan (the summary of the paper we worked from).
 """
 
 from __future__ import annotations

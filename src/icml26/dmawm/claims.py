@@ -1,4 +1,4 @@
-"""The claims ledger of the DMAWM chapter (CLAIMS.md, block `dmawm`): one decision function per claim.
+"""The claims ledger of the DMAWM chapter (the ledger rules: CONTRIBUTING.md, section 2): one decision function per claim.
 
 Thresholds are named module constants, fixed before the run. Comparisons use the one-sided paired
 test over the same real evaluation episodes (same goals and starts for every method; `paired_test_p`,

@@ -1,7 +1,7 @@
 """The world models: DMAWM (independent agent modules + a shared environment module) and the
 joint-latent baseline (identical, except each agent's posterior also reads the others' encodings).
 
-Notation follows the paper summary (shared/papers/dmawm.md, "Method in implementable detail"):
+Notation follows the summary of the paper we worked from:
 agent module i: e^i = Enc(o^i), h^i_t = GRU(h^i_{t-1}, [z^i_{t-1}, a^i_{t-1}]),
 q(z^i_t | h^i_t, e^i_t), x^i_t = [h^i_t, z^i_t]; environment module: u^{1:N} = Transformer(h^{1:N}),
 p_psi(z^{1:N} | h^{1:N}) = prod_i p_psi(z^i | u^i), team reward / continuation heads on x^{1:N}.

@@ -1,6 +1,6 @@
-"""The GRASP chapter's claims ledger (CLAIMS.md): one decision function per claim.
+"""The GRASP chapter's claims ledger (CONTRIBUTING.md, section 2): one decision function per claim.
 
-The reduced run has one seed (the time limit), so every comparison is decided, as CLAIMS.md
+The reduced run has one seed (the time limit), so every comparison is decided, as the ledger rules (CONTRIBUTING.md, section 2)
 allows, by a one-sided paired test over the held-out questions of that run (at least 30 per
 size; `paired_test_p`, p < ALPHA), stated here before the run. Thresholds are named constants.
 With one seed the fragile flag marks a deciding p-value near its threshold: between ALPHA / 2

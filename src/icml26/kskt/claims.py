@@ -1,4 +1,4 @@
-"""The KSKT chapter's claims ledger (CLAIMS.md): one decision function per claim.
+"""The KSKT chapter's claims ledger (CONTRIBUTING.md, section 2): one decision function per claim.
 
 Thresholds are named module constants fixed before the stored run. Every comparative claim is
 decided over the seeds of `KSKTConfig.seeds` (at least 3: the robustness rule); a figure is one

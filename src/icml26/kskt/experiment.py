@@ -242,7 +242,7 @@ SOURCE_BASIS = "official code"
 
 
 def build_ledger(res: ExperimentResult) -> Ledger:
-    """The claims ledger (CLAIMS.md) from the measured figures; decision functions in `claims`."""
+    """The claims ledger (CONTRIBUTING.md, section 2) from the measured figures; decision functions in `claims`."""
     slots = ("r1", "r2", "r3")
     acc_k = {s: res.final("kskt", s) for s in slots}
     acc_b = {s: res.final("baseline", s) for s in slots}

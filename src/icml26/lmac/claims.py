@@ -1,4 +1,4 @@
-"""The LMAC chapter's claims ledger (CLAIMS.md): one decision function per claim.
+"""The LMAC chapter's claims ledger (CONTRIBUTING.md, section 2): one decision function per claim.
 
 Every threshold is a named module constant fixed before the stored run. C1 and C2 are
 decided over the reconstructor seeds of the criterion (`LMACConfig.criterion_seeds`), C3 over

@@ -1,4 +1,4 @@
-"""The claims ledger of the model-cloning chapter (CLAIMS.md, block `model_clone`).
+"""The claims ledger of the model-cloning chapter (the ledger rules: CONTRIBUTING.md, section 2).
 
 One decision function per claim maps measured figures to a status; each threshold is a named
 module constant, fixed before the runs. Comparative claims are decided over at least three

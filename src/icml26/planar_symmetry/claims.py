@@ -1,4 +1,4 @@
-"""The claims ledger of the planar_symmetry chapter (CLAIMS.md, block "planar_symmetry").
+"""The claims ledger of the planar_symmetry chapter (the ledger rules: CONTRIBUTING.md, section 2).
 
 One decision function per claim maps measured figures to a status; each threshold is a named
 module constant fixed before the runs. C1 and C2 are exactness claims (numeric tolerances);

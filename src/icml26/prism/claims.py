@@ -1,4 +1,4 @@
-"""The claims ledger of the PRISM chapter (CLAIMS.md, block "prism").
+"""The claims ledger of the PRISM chapter (the ledger rules: CONTRIBUTING.md, section 2).
 
 One decision function per claim maps the measured figures of every seed to a status. Each
 threshold is a named module constant, fixed before the runs. The robustness rule: a claim

@@ -1,9 +1,9 @@
-"""The claims ledger of the reconfigure chapter (CLAIMS.md, block `reconfigure`).
+"""The claims ledger of the reconfigure chapter (the ledger rules: CONTRIBUTING.md, section 2).
 
 One decision function per claim; thresholds are named module constants fixed before the run.
 Comparative claims use the one-sided paired test over the same evaluation items of one run
 (`paired_test_p`, p < ALPHA): the same 3 x n_eval randomised courses for every arm, the same
-sub-task episodes for both primitive variants. Where CLAIMS.md says "size applies", a claim is
+sub-task episodes for both primitive variants. Where the claim says "size applies", a claim is
 REPRODUCED only when our average gain is at least half the paper's: 1 + (k - 1) / 2 times.
 """
 

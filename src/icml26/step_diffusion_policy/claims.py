@@ -1,9 +1,9 @@
-"""The claims ledger of the STEP chapter (CLAIMS.md, block ``step_diffusion_policy``).
+"""The claims ledger of the STEP chapter (the ledger rules: CONTRIBUTING.md, section 2).
 
 One decision function per claim; every threshold is a named module constant, fixed before the
 run. The comparative claims use the one-sided paired test over evaluation episodes paired by
 their start state (:func:`icml26.common.ledger.paired_test_p`, at least ``MIN_ITEMS`` episodes,
-p < ``ALPHA``), the robustness rule of CLAIMS.md for a single training run.
+p < ``ALPHA``), the robustness rule (CONTRIBUTING.md, section 2) for a single training run.
 """
 
 from __future__ import annotations

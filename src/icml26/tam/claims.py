@@ -1,4 +1,4 @@
-"""The claims ledger of the TAM chapter (CLAIMS.md, block `tam`): one decision function per claim.
+"""The claims ledger of the TAM chapter (the ledger rules: CONTRIBUTING.md, section 2): one decision function per claim.
 
 Every threshold is a named module constant, fixed before the run. Comparative claims use the
 one-sided paired test over the test clips of one run (`paired_test_p`, p < ALPHA), which the

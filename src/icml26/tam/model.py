@@ -1,7 +1,7 @@
 """The hybrid MoE vision tower of TAM (reconstructed from the abstract) and the fixed-pipeline
 baseline, built from tiny randomly initialised `transformers` models (no downloads).
 
-Components (paper Sec. "Task-Aware Mechanism", reconstructed in shared/papers/tam.md):
+Components (paper Sec. "Task-Aware Mechanism", as we reconstructed it from the abstract and summaries):
 1. `Inductor`: text-only task classifier p(c | q) (a tiny BERT).
 2. `sample_frames`: the visual budget (n_f frames, side r) chosen from the task, Eq. (budget).
 3. `SoftMoEEncoder`: soft-gated mixture of E SigLIP experts, V = sum_e w_e Enc_e(x),

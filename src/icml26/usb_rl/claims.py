@@ -1,4 +1,4 @@
-"""The claims ledger of the USB-RL chapter (CLAIMS.md, block ``usb_rl``).
+"""The claims ledger of the USB-RL chapter (the ledger rules: CONTRIBUTING.md, section 2).
 
 One decision function per claim of the paper; each threshold is a named module constant, fixed
 before the run. Comparative claims (C2, C3) follow the robustness rule over seeds
@@ -146,7 +146,7 @@ def dominance_margin(r_u: float, c_u: float, rets, costs) -> float:
 
 
 def dominated(r_u: float, c_u: float, rets, costs) -> bool:
-    """CLAIMS.md's dominance: some point has return >= r_u and cost <= c_u, one strictly."""
+    """the ledger rules' dominance: some point has return >= r_u and cost <= c_u, one strictly."""
     rets, costs = np.asarray(rets, float), np.asarray(costs, float)
     weak = (rets >= r_u) & (costs <= c_u)
     strict = (rets > r_u) | (costs < c_u)
