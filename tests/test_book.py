@@ -133,7 +133,7 @@ def test_chapter_has_the_standard_sections_in_order(path):
         assert found, f"no '{section}' heading"
         positions.append(found.start())
     assert positions == sorted(positions), f"sections out of order: {SECTIONS}"
-    assert "{cite}" in markdown, "the chapter cites nothing from book/references.bib"
+    assert "{cite}" in markdown, "the chapter cites nothing from its book/refs/<slug>.bib"
     imports = next(("".join(c["source"]) for c in cells if c["cell_type"] == "code"
                     and re.search(r"^import (torch|numpy)|^from icml26", "".join(c["source"]), re.M)), "")
     assert imports.lstrip().startswith(("import icml26.numerics", "import icml26.numerics;")), \

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from icml26.discrete_transformer import (
-    DiscreteTransformer, claim_figures, evaluate_predictions, extract_program, fit_symbolic, get_config,
+    DiscreteTransformer, evaluate_predictions, extract_program, fit_symbolic, get_config,
     gumbel_softmax, make_task, program_source, run_program, run_task, temperature, hypothesis_test, transition_share,
 )
 from icml26.discrete_transformer.extract import agreement, hypothesis_sources
@@ -143,9 +143,12 @@ def test_smoke_run_end_to_end():
         h = r.anneal.train.history
         assert h["h_mean"][0] > h["h_mean"][-1] and np.isfinite(h["loss"]).all()
         assert 0.0 <= r.anneal.extracted["exact"] <= 1.0
-    claim, measured, checks = claim_figures(res, cfg)
-    assert set(checks) == {"annealed program exact", "no-anneal clearly worse", "sharp transition"}
-    assert all(isinstance(v, bool) for v in checks.values()) and len(measured) == 5
+    from icml26.common.ledger import Ledger
+    from icml26.discrete_transformer.claims import CLAIM_IDS, ledger_statuses
+
+    ledger = Ledger("discrete_transformer", CLAIM_IDS).extend(ledger_statuses(res))
+    assert ledger.entries["C2"].status == "NOT TESTED" and ledger.entries["E1"].extension
+    assert ledger.verdict() in ("REPRODUCED", "PARTLY REPRODUCED", "NOT REPRODUCED")
 
 
 def test_bad_input_is_rejected():
@@ -171,5 +174,7 @@ def test_bad_input_is_rejected():
         hypothesis_sources("sideways", 5)
     with pytest.raises(TypeError):
         extract_program(nn.Linear(2, 2), make_task("t1_sum", 4, 12, torch.Generator()), 0.1, CFG)
+    from icml26.discrete_transformer.claims import ledger_statuses
+
     with pytest.raises(ValueError, match="both tasks"):
-        claim_figures({}, CFG)
+        ledger_statuses({})

@@ -14,7 +14,7 @@ from icml26.dq_sync.baselines import (
 )
 from icml26.dq_sync.data import make_synthetic_problem
 from icml26.dq_sync.experiment import (
-    EXTRA, claim_figures, reference_rows, run_benchmark, start_vs_limit, variant_rows,
+    EXTRA, reference_rows, run_benchmark, start_vs_limit, variant_rows,
 )
 from icml26.dq_sync.metrics import pose_errors, pose_errors_rt
 from icml26.dq_sync.plots import attribution_markdown, reference_markdown, start_limit_markdown, variant_markdown
@@ -103,10 +103,6 @@ def test_reference_rows_and_tables_on_the_smoke_run():
         assert r["trans reference"] == pytest.approx(float(bench.trans["reference"][0, 0, c].mean()))
     assert reference_markdown(rows).count("\n") == 2 + 2 * len(rows)
     assert attribution_markdown(rows).count("\n") == 2 + len(rows)
-    # the evidence does not enter the criterion
-    _, _, checks = claim_figures(bench)
-    assert set(checks) == {"gpm_improves", "floor_grows_with_sigma", "linear_contraction",
-                           "beats_eig_rotation", "beats_eig_translation"}
 
 
 def test_reference_bad_inputs():

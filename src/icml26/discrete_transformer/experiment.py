@@ -85,39 +85,6 @@ def transition_share(step: np.ndarray | list, entropy: np.ndarray | list, window
     return float(best / total)
 
 
-def claim_figures(results: dict[str, TaskResult], config: DTConfig) -> tuple[str, dict, dict]:
-    """The reproduction check's (claim, measured figures, named checks), with the criterion
-    fixed in `DTConfig` (from the plan's three claims):
-
-    1. the annealed model's extracted program reaches exact match >= 0.99 on T1 and
-       relative MSE <= 1e-4 on T2;
-    2. the no-anneal model's extracted program is clearly worse: exact match < 0.80 on T1,
-       or relative MSE >= 100x the annealed one on T2;
-    3. the mean selection entropy drops sharply: in every annealed run, a window of 10% of
-       training carries >= 30% of the total drop (a linear decay would carry ~10%).
-    """
-    for t in ("t1_sum", "t2_physics"):
-        if t not in results:
-            raise ValueError(f"claim_figures needs results for both tasks; missing {t!r}")
-    t1, t2 = results["t1_sum"], results["t2_physics"]
-    ex1, ex1_na = t1.anneal.extracted["exact"], t1.noanneal.extracted["exact"]
-    mse2, mse2_na = t2.anneal.extracted["rel_mse"], t2.noanneal.extracted["rel_mse"]
-    shares = [transition_share(r.anneal.train.history["step"], r.anneal.train.history["h_mean"],
-                               config.transition_window) for r in (t1, t2)]
-    ratio = mse2_na / max(mse2, 1e-30)
-    claim = ("Annealed discretisation makes a transformer's algorithm extractable as an exact program "
-             "(hypothesis-tested heads + symbolic MLPs); without annealing extraction fails")
-    measured = {"T1 exact (anneal)": round(ex1, 3), "T1 exact (no anneal)": round(ex1_na, 2),
-                "T2 log10 relMSE (anneal)": round(float(np.log10(max(mse2, 1e-30)))),
-                "T2 log10 relMSE (no anneal)": round(float(np.log10(max(mse2_na, 1e-30)))),
-                "entropy-drop share in 10% window": round(min(shares), 2)}
-    checks = {"annealed program exact": ex1 >= config.min_exact_t1 and mse2 <= config.max_relmse_t2,
-              "no-anneal clearly worse": ex1_na < config.max_noanneal_exact_t1
-              or ratio >= config.min_noanneal_mse_ratio_t2,
-              "sharp transition": min(shares) >= config.min_transition_share}
-    return claim, measured, checks
-
-
 def attention_at_temperature(result: TaskResult, tau: float, n_seqs: int = 1):
     """Widget helper: the annealed model's attention matrices and read distributions when
     the temperature is set to `tau` (argmax-free soft reads without noise)."""
@@ -130,5 +97,5 @@ def attention_at_temperature(result: TaskResult, tau: float, n_seqs: int = 1):
     return [a[0].cpu().numpy() for layer in tr["attn"] for a in layer], reads
 
 
-__all__ = ["TaskResult", "VariantResult", "attention_at_temperature", "claim_figures",
+__all__ = ["TaskResult", "VariantResult", "attention_at_temperature",
            "make_data", "run_standard_baseline", "run_task", "transition_share"]

@@ -16,6 +16,7 @@ Step 3: compose the statements; y = sum_k c_k v^(k) + beta (snapped); round for 
 from __future__ import annotations
 
 import itertools
+import textwrap
 from dataclasses import dataclass, field
 
 import sympy
@@ -25,6 +26,8 @@ from scipy.stats import binomtest
 from .config import DTConfig
 from .data import TaskData
 from .model import DiscreteTransformer
+
+TEXT_WIDTH = 96  # characters: a displayed program fits the page's code column
 
 COPY_MASS = 0.9  # a row "copies from j" when A_ij >= 0.9
 UNIFORM_TOL = 0.05  # a row "averages" when max_j |A_ij - 1/(i+1)| <= 0.05
@@ -313,9 +316,17 @@ def program_source(program: Program) -> str:
             e = e.subs({sympy.Symbol(n): sympy.Symbol(f"{n}[i]") for n in set(s.inputs)})
             lines.append(f"        {s.out}[i] = {sympy.sstr(e)}")
     rhs = sympy.sstr(_final_expr(program))
-    lines.append(f"        y[i] = round({rhs})" if program.discrete else f"        y[i] = {rhs}")
+    lines.append(f"        y[i] = round({rhs})" if program.discrete else f"        y[i] = ({rhs})")
     lines.append("    return y")
-    return "\n".join(lines)
+    # A long expression wraps at a space inside its parentheses (still valid Python), indented,
+    # so the program fits the page's code column.
+    wrapped = []
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        wrapped += textwrap.wrap(line, TEXT_WIDTH, initial_indent="", subsequent_indent=" " * (indent + 4),
+                                 break_long_words=False, break_on_hyphens=False, drop_whitespace=True) \
+            if len(line) > TEXT_WIDTH and "(" in line else [line]
+    return "\n".join(wrapped)
 
 
 def evaluate_predictions(pred: torch.Tensor, data: TaskData) -> dict[str, float]:

@@ -47,6 +47,7 @@ def train_discrete_transformer(config: DTConfig, train: TaskData, anneal: bool =
     probe = train.x[:256]
     bar = progress(range(config.steps), desc=desc or ("anneal" if anneal else "no anneal"), leave=False)
     tau = config.noanneal_tau
+    # region: training step
     for step in bar:
         st = anneal and config.straight_through_frac > 0 and step >= (1 - config.straight_through_frac) * config.steps
         for r in model.reads():
@@ -59,6 +60,7 @@ def train_discrete_transformer(config: DTConfig, train: TaskData, anneal: bool =
         opt.zero_grad()
         loss.backward()
         opt.step()
+        # endregion
         if step % config.log_every == 0 or step == config.steps - 1:
             h = model.selection_entropy(tau, probe)
             for k, v in (("step", step), ("loss", float(loss.detach())), ("tau", tau), ("h_read", h["read"]),

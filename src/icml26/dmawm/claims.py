@@ -74,7 +74,7 @@ def decide_c2(gap_dmawm: Sequence, gap_joint: Sequence, success: Mapping[str, fl
     figs = {"mean gap DMAWM": sum(d) / len(d), "mean gap joint": sum(j) / len(j), "p (one-sided, paired)": p,
             "success DMAWM / joint": f"{s['dmawm']:.2f} / {s['joint']:.2f}"}
     rule = f"paired one-sided p < ALPHA = {ALPHA}; some world-model policy learned (success >= {LEARNED_MIN})"
-    claim = "imagined rollouts follow decentralized execution more faithfully than the joint model's"
+    claim = "imagined rollouts follow decentralized execution better than the joint model's"
     if max(s.values()) < LEARNED_MIN:
         return ClaimStatus("C2", claim, INCONCLUSIVE, figs, rule,
                            "neither world-model policy learned the task, so the gap tests no decentralized behaviour")

@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from icml26.common import BASELINE, METHOD, PALETTE
+from icml26.common.plotting import COLUMN_WIDTH_IN, book_figure, integer_ticks
 
 from .algebra import dq_to_rt
 from .experiment import METHODS, BenchmarkResult, RegistrationResult, summary_table
@@ -35,19 +36,20 @@ def plot_contraction(bench: BenchmarkResult, seed: int = 0):
     """Left: rotation error of x^k vs k per sigma (to the truth; EIG-SE(3) dashed).
     Right: distance of x^k to the DQGPM limit (log scale): a straight line = linear rate."""
     cfg = bench.config
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, (a1, a2) = book_figure(1, 2, height=3.0)
     cmap = plt.get_cmap("viridis")
     for c, sigma in enumerate(cfg.sigmas):
         col = cmap(c / max(1, len(cfg.sigmas) - 1))
         a1.semilogy(bench.curves_rot[c, seed], color=col, label=f"$\\sigma_R$={sigma:.3g} rad")
         a1.axhline(bench.rot["eig_se3"][0, 0, c, seed], color=col, ls="--", lw=0.8)
         a2.semilogy(np.maximum(bench.curves_to_limit[c, seed], 1e-14), color=col)
-    a1.set(xlabel="DQGPM iteration k", ylabel="rotation error to truth (deg)",
-           title="error drops to a noise floor (dashed: EIG-SE(3))")
-    a2.set(xlabel="DQGPM iteration k", ylabel="rotation distance to limit (deg)",
-           title=f"linear contraction (median rate {np.median(bench.rates):.2f})")
-    a1.legend(fontsize=8)
-    fig.tight_layout()
+    a1.set(xlabel="DQGPM iteration k", ylabel="rot. error to truth (deg)",
+           title="noise floor (dashed: EIG-SE(3))")
+    a2.set(xlabel="DQGPM iteration k", ylabel="rot. distance to limit (deg)",
+           title=f"linear rate (median {np.median(bench.rates):.2f})")
+    integer_ticks(a1, "x")
+    integer_ticks(a2, "x")
+    a1.legend(fontsize=8.5)
     return fig
 
 
@@ -55,7 +57,7 @@ def plot_noise_sweep(bench: BenchmarkResult):
     """Mean (+- std over seeds) rotation and translation errors against sigma_R."""
     cfg = bench.config
     s = np.array(cfg.sigmas)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = book_figure(1, 2, height=3.0)
     for ax, table, label in ((axes[0], bench.rot, "rotation error (deg)"), (axes[1], bench.trans, "translation error")):
         for name in METHODS:
             v = table[name][0, 0]
@@ -64,24 +66,22 @@ def plot_noise_sweep(bench: BenchmarkResult):
         ax.set(xscale="log", yscale="log", xlabel="rotation noise $\\sigma_R$ (rad)", ylabel=label)
     axes[0].legend()
     fig.suptitle(f"n={cfg.ns[0]}, p={cfg.edge_prob}, {cfg.n_seeds} seeds")
-    fig.tight_layout()
     return fig
 
 
 def plot_scale_sweep(sweep: dict, scales):
     """Rotation error and relative translation error against the translation scale s."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    fig, axes = book_figure(1, 2, height=3.0)
     for ax, key, label in ((axes[0], "rot", "rotation error (deg)"), (axes[1], "trans_rel", "translation error / s")):
         ax.plot(scales, sweep[f"{key}_dqgpm"].mean(1), "o-", color=METHOD, label=LABELS["dqgpm"])
         ax.plot(scales, sweep[f"{key}_eig"].mean(1), "s--", color=BASELINE, label=LABELS["eig_se3"], mfc="none")
         ax.set(xscale="log", xlabel="translation scale s", ylabel=label)
     axes[0].legend()
-    fig.tight_layout()
     return fig
 
 
 def plot_timing(timing: dict):
-    fig, ax = plt.subplots(figsize=(5, 3.4))
+    fig, ax = book_figure(1, 1, height=3.0)
     ax.loglog(timing["n"], timing["seconds_dq"], "o-", color=METHOD, label="DQ spectral + DQGPM")
     ax.loglog(timing["n"], timing["seconds_eig"], "s--", color=BASELINE, label="EIG-SE(3)")
     ax.set(xlabel="number of poses n", ylabel="wall time (s), min of repeats", title="same machine, same run")
@@ -97,19 +97,18 @@ def plot_registration(reg: RegistrationResult, max_points: int = 2500):
     panels = [("scans as measured (each in its own frame)", sc.local.cpu().numpy()[idx]),
               (f"merged by DQGPM, RMSE {reg.rmse['dqgpm']:.3f}", reg.merged["dqgpm"].cpu().numpy()[idx]),
               (f"merged by EIG-SE(3), RMSE {reg.rmse['eig_se3']:.3f}", reg.merged["eig_se3"].cpu().numpy()[idx])]
-    fig = plt.figure(figsize=(12, 4))
+    fig = plt.figure(figsize=(COLUMN_WIDTH_IN, 2.8))
     for k, (title, pts) in enumerate(panels):
         ax = fig.add_subplot(1, 3, k + 1, projection="3d")
         ax.scatter(*pts.T, c=scan, cmap="tab20", s=2)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=8.5)
         ax.set_xticks([]), ax.set_yticks([]), ax.set_zticks([])
-    fig.tight_layout()
     return fig
 
 
 def plot_explore(result: dict):
     """The widget's figure: DQGPM errors vs iteration with the EIG-SE(3) level as a line."""
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.2))
+    fig, (a1, a2) = book_figure(1, 2, height=3.0)
     a1.plot(result["rot"], "o-", ms=3, color=METHOD, label="DQGPM iterate $x^k$")
     a1.axhline(result["eig"]["rot_deg"], color=BASELINE, ls="--", label="EIG-SE(3)")
     a2.plot(result["trans"], "o-", ms=3, color=METHOD)
@@ -119,7 +118,6 @@ def plot_explore(result: dict):
     a1.legend()
     fig.suptitle(f"sigma_R={result['sigma']}, p={result['edge_prob']}, s={result['trans_scale']}, "
                  f"{result['edges']} edges", fontsize=10)
-    fig.tight_layout()
     return fig
 
 
@@ -209,7 +207,7 @@ def variant_markdown(rows: list[dict], digits: int = 3) -> str:
 def plot_reference(benches: dict, kinds: tuple[str, ...] = ("rot", "trans")):
     """Per-seed relative error (%) of DQGPM and of EIG-SE(3) over the least-squares reference,
     one group per (p, sigma): 0 means "as accurate as the reference"."""
-    fig, axes = plt.subplots(1, len(kinds), figsize=(10, 3.4))
+    fig, axes = book_figure(1, len(kinds), height=3.0)
     axes = np.atleast_1d(axes)
     for ax, kind in zip(axes, kinds):
         labels, pos = [], 0
@@ -227,6 +225,5 @@ def plot_reference(benches: dict, kinds: tuple[str, ...] = ("rot", "trans")):
         ax.set_xticks(range(len(labels)), labels)
         ax.set(ylabel="% above the LS reference, per seed",
                title="rotation (chordal LS reference)" if kind == "rot" else "translation (LS = ML reference)")
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    axes[0].legend(fontsize=8.5)
     return fig

@@ -90,15 +90,17 @@ def dq_power_method(graph: PoseGraph, iters: int = 300, tol: float = 1e-10,
     changes: list[float] = []
     converged = False
     k = 0
+    # region: power step
     for k in range(1, iters + 1):
         w = hermitian_matvec(graph, v)
-        v_new = dual_div(w, dq_vector_norm(w))
+        v_new = dual_div(w, dq_vector_norm(w))  # v <- Cv / ||Cv|| (dual norm, dual division)
         change = float(torch.maximum((v_new[:, 0] - v[:, 0]).norm(), (v_new[:, 1] - v[:, 1]).norm()))
         changes.append(change)
         v = v_new
         if change < tol:
             converged = True
             break
+    # endregion
     # dual Rayleigh quotient <v, C v> (real part of v^* C v), standard and dual parts
     w = hermitian_matvec(graph, v)
     lam = torch.stack([(v[:, 0] * w[:, 0]).sum(), (v[:, 0] * w[:, 1]).sum() + (v[:, 1] * w[:, 0]).sum()])
@@ -167,8 +169,9 @@ def dqgpm(graph: PoseGraph, x0: Tensor, iters: int = 30, tol: float = 0.0,
 
     record(x)
     k = 0
+    # region: dqgpm step
     for k in range(1, iters + 1):
-        x_new = project_udq(hermitian_matvec(graph, x))
+        x_new = project_udq(hermitian_matvec(graph, x))  # x^{k+1} = P_UDQ^n(C x^k)
         changes.append(float(torch.maximum((x_new[:, 0] - x[:, 0]).norm(), (x_new[:, 1] - x[:, 1]).norm())))
         x = x_new
         record(x)
@@ -176,6 +179,7 @@ def dqgpm(graph: PoseGraph, x0: Tensor, iters: int = 30, tol: float = 0.0,
             kept.append(x)
         if tol > 0 and changes[-1] < tol:
             break
+    # endregion
     iterates = torch.stack(kept) if kept is not None else None  # (K+1, n, 2, 4)
     return GPMResult(x, k if iters else 0, changes, rot, trans, iterates)
 

@@ -7,8 +7,8 @@ Written for this book from the paper's description (no code copied from the rele
 from .config import PRESETS, TTSparseConfig, get_config
 from .data import DATASETS, TabularSplit, load_split
 from .encoding import ThermometerEncoder
-from .experiment import (TTSparseResult, check_exact, fit_tt_sparse, fit_tt_sparse_pair, matched_tree_metric,
-                         reproduction_checks, run_dataset, run_experiment)
+from .experiment import (TTSparseResult, check_exact, fit_tt_sparse, fit_tt_sparse_pair, matched_metric,
+                         matched_tree_metric, run_dataset, run_experiment)
 from .model import (FrozenTTSparse, TTSparseLayer, TTSparseModel, finetune, node_preactivation,
                     predict_scores, prune, task_loss, task_metric, train_tt_sparse)
 from .rules import (Formula, RuleSet, enumerate_truth_table, explain, formula_complexity, minimise,
@@ -22,7 +22,7 @@ __all__ = [
     "check_exact", "enumerate_truth_table", "explain", "finetune", "fit_tt_sparse", "fit_tt_sparse_pair",
     "formula_complexity",
     "get_config", "hard_topk", "heaviside_st", "load_split", "matched_tree_metric", "minimise",
-    "node_preactivation", "predict_rules", "predict_scores", "prune", "reproduction_checks",
+    "node_preactivation", "predict_rules", "predict_scores", "prune", "matched_metric",
     "run_dataset", "run_experiment", "soft_topk", "soft_topk_st", "straight_through_weights",
     "sum_complexity", "task_loss", "task_metric", "temperature_schedule", "train_tt_sparse",
 ]

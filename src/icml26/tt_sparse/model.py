@@ -248,6 +248,7 @@ def train_tt_sparse(model: TTSparseModel, X, y, task: str, X_val, y_val, cfg, S=
     gen = torch.Generator().manual_seed(seed)
     best, best_state, wait, curve = float("inf"), None, 0, []
     n = X.shape[0]
+    # region: training epoch
     for epoch in range(cfg.epochs):
         model.layer.tau = temperature_schedule(epoch, cfg.epochs, cfg.tau_start, cfg.tau_end)
         model.train()
@@ -262,6 +263,7 @@ def train_tt_sparse(model: TTSparseModel, X, y, task: str, X_val, y_val, cfg, S=
             loss.backward()
             nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
+    # endregion
         model.eval()
         with torch.no_grad():
             val = float(task_loss(task, model(Xv, Sv), yv))

@@ -9,6 +9,7 @@ and `sum_complexity`.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
@@ -19,6 +20,8 @@ import torch
 from sympy.logic import POSform, SOPform
 
 from .model import FrozenTTSparse, node_preactivation
+
+TEXT_WIDTH = 96  # characters: printed rules fit the page's code column
 
 Literal = tuple[int, bool]  # (input bit index, positive?)
 
@@ -193,7 +196,9 @@ class RuleSet:
             lines.append(f"{head} = {self.intercept[o]:+.{digits}g}")
             for r, f in enumerate(formulas):
                 if self.weights[o, r] != 0:
-                    lines.append(f"    {self.weights[o, r]:+.{digits}g} * [{f.to_text(lit)}]")
+                    term = f"    {self.weights[o, r]:+.{digits}g} * [{f.to_text(lit)}]"
+                    # long rules wrap at a space, indented, to fit the page's code column
+                    lines += textwrap.wrap(term, TEXT_WIDTH, subsequent_indent=" " * 8, break_long_words=False)
             for s in np.nonzero(self.skip_weights[o])[0]:
                 lines.append(f"    {self.skip_weights[o, s]:+.{digits}g} * skip{s}")
         return "\n".join(lines)
@@ -212,6 +217,7 @@ def explain(frozen: FrozenTTSparse, encoder=None, X_train=None, dont_cares: str 
     M = frozen.n_nodes
     y_mean, y_std = float(frozen.y_mean), float(frozen.y_std)
     dnfs, cnfs, cols, ids = [], [], [], []
+    # region: node to formula
     for j in range(M):
         if not np.any(A[:, j] != 0):
             continue
@@ -230,6 +236,7 @@ def explain(frozen: FrozenTTSparse, encoder=None, X_train=None, dont_cares: str 
         cnfs.append(minimise(bits, on, dc, "cnf"))
         cols.append(A[:, j])
         ids.append(j)
+    # endregion
     weights = np.stack(cols, 1) if cols else np.zeros((A.shape[0], 0))
     return RuleSet(task, dnfs, cnfs, weights * y_std, A[:, M:] * y_std, c * y_std + y_mean, ids)
 

@@ -8,7 +8,7 @@ Part B compares forward and reverse cross-entropy students of a weak teacher on 
 from .bregman import (BREGMAN_LOSSES, bias_variance, bregman_divergence, check_probabilities,
                       dual_mean, grad_phi, misfit_decomposition)
 from .config import PRESETS, W2SGConfig, get_config
-from .criterion import part_a_summary, part_b_summary, reproduction_checks
+from .criterion import part_a_summary, part_b_summary
 from .digits import (load_digit_split, performance_gap_recovered, pool_images, run_digits,
                      teacher_view, train_students)
 from .losses import (LOSS_NAMES, aux_confidence, cace, forward_ce, reverse_ce, reverse_ce_grad,

@@ -1,4 +1,4 @@
-"""Configuration and scale presets for the chapter (CHAPTER_STANDARD §1)."""
+"""Configuration and scale presets for the chapter (CONTRIBUTING.md, section 1)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class W2SGConfig:
 
 
 PRESETS = {
-    "smoke": W2SGConfig(seeds=2, a_noise_levels=(0.5, 1.5), a_widths=(4, 32), a_n_student=400,
+    "smoke": W2SGConfig(seeds=3, a_noise_levels=(0.5, 1.5), a_widths=(4, 32), a_n_student=400,
                         a_n_test=100, a_mc_draws=16, a_steps=30, b_n_w2s=300, b_hidden=32,
                         b_steps=20, b_temperatures=(1.0, 4.0), expected_time="a few seconds"),
     "reduced": W2SGConfig(),

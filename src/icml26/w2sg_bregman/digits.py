@@ -114,6 +114,7 @@ def train_students(x: torch.Tensor, targets: torch.Tensor, loss_names: list[str]
     groups = {name: torch.tensor([i for i, n in enumerate(loss_names) if n == name], device=x.device)
               for name in dict.fromkeys(loss_names)}
     thresholds = torch.stack([confidence_threshold(t, cace_quantile) for t in targets])  # (B,)
+    # region: training step
     for step in progress(range(steps), desc=desc):
         z = mlp_logits(params, x)  # (B, N, K)
         total = z.new_zeros(())
@@ -124,6 +125,7 @@ def train_students(x: torch.Tensor, targets: torch.Tensor, loss_names: list[str]
         opt.zero_grad(set_to_none=True)
         total.backward()
         opt.step()
+    # endregion
     return [p.detach() for p in params]
 
 
