@@ -38,8 +38,6 @@ LEDGER_KEY = "icml26_ledger"
 CHECK_TAG = "nbval-check-output"
 
 _ID = re.compile(r"^[CE][1-9]\d*$")
-#: The longest printed line that fits the page's code column.
-MAX_LINE = 100
 
 
 def _check_status(status: str) -> str:
@@ -83,9 +81,6 @@ class ClaimStatus:
             raise ValueError(f"{self.claim_id}: status {self.status} needs a one-line reason")
         if "\n" in self.reason:
             raise ValueError(f"{self.claim_id}: the reason must be one line")
-        if len(self.check_line()) > MAX_LINE:
-            raise ValueError(f"{self.claim_id}: the checked line is {len(self.check_line())} characters; "
-                             f"shorten the claim so that it fits {MAX_LINE} (the page's code column)")
 
     @property
     def extension(self) -> bool:
