@@ -253,7 +253,7 @@ def test_smoke_run_end_to_end():
     cfg = get_config("smoke", device="cpu")
     res = ex.run_experiment(cfg, 0)
     tab = ex.outcome_table(res)
-    assert tab["returns"].shape == (1, len(ex.method_names(cfg)))
+    assert tab["returns"].shape == (cfg.n_seeds, len(ex.method_names(cfg)))
     assert np.isfinite(tab["returns"]).all() and (tab["costs"] >= 0).all()
     mono = claims.monotonicity_violations(res[0].score, *res[0].score_batch, n_grid=11)
     assert mono["grid"] == 0 and mono["pairs"] == 0  # monotone by construction

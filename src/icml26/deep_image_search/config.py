@@ -74,7 +74,7 @@ class DISConfig:
 
 PRESETS: dict[str, DISConfig] = {
     "smoke": DISConfig(n_users=2, n_events=16, queries_per_seed=30, train_photos=600, train_steps=40,
-                       seeds=(0,)),
+                       seeds=(0, 1, 2)),
     "reduced": DISConfig(),
     "full": DISConfig(n_users=16, n_events=60, years=5.0, queries_per_seed=600, train_photos=20000,
                       train_steps=3000, emb_dim=64, seeds=(0, 1, 2, 3, 4), policy="openai"),

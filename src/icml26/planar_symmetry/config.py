@@ -67,7 +67,7 @@ class PlanarSymmetryConfig:
 
 
 PRESETS: dict[str, PlanarSymmetryConfig] = {
-    "smoke": PlanarSymmetryConfig(groups=("p1", "pg", "p4", "p3", "p6", "p2mm", "C5", "D3"), invariance_points=256,
+    "smoke": PlanarSymmetryConfig(groups=WALLPAPER_GROUPS + ("C5", "D3"), invariance_points=256,
                                   continuity_pairs=2000, fit_groups=("p4", "pg"), fit_res=16, eval_res=17,
                                   fit_steps=30, topo_n=16, topo_steps=5, base_sizes=((1, 4), (2, 8))),
     "reduced": PlanarSymmetryConfig(),

@@ -90,7 +90,7 @@ class StepConfig:
 
 
 PRESETS: dict[str, StepConfig] = {
-    "smoke": StepConfig(n_demos=30, denoiser_steps=40, predictor_steps=30, episodes_per_seed=4, eval_seeds=(0,),
+    "smoke": StepConfig(n_demos=30, denoiser_steps=40, predictor_steps=30, episodes_per_seed=30, eval_seeds=(0,),
                         num_train_timesteps=20, max_steps=60, denoiser_channels=16, predictor_dim=16,
                         predictor_heads=2, predictor_dec_layers=1, batch_size=64, latency_repeats=1),
     "reduced": StepConfig(),

@@ -83,7 +83,7 @@ class USBConfig:
 
 PRESETS: dict[str, USBConfig] = {
     "smoke": USBConfig(n_envs=64, ensemble=2, wm_steps_initial=60, wm_steps_refit=20, rounds=1, policy_steps=20,
-                       imagined_rollouts=32, score_steps=10, score_every=10, score_batch=64, n_seeds=1, n_eval=64,
+                       imagined_rollouts=32, score_steps=10, score_every=10, score_batch=64, n_seeds=3, n_eval=64,
                        lambdas=(0.1, 1.0)),
     "reduced": USBConfig(imagined_rollouts=64, rounds=1, policy_steps=150, n_seeds=3),
     "full": USBConfig(n_envs=1024, ensemble=5, wm_hidden=128, wm_steps_initial=2000, wm_steps_refit=600,
