@@ -1,4 +1,4 @@
-"""Sphinx extension: two fixes to the scripts of every HTML page, found by the browser test.
+"""Sphinx extension: fixes to the scripts of every HTML page, found by the browser test.
 
 1. Drop duplicate <script> tags.
 With Sphinx 7.4, a body-only script added through `app.add_js_file(None, body=...)` after the
@@ -55,7 +55,39 @@ document.addEventListener("DOMContentLoaded", function () {
 """.strip()
 
 
+# 3. Accessibility fixes that axe-core (tests/browser) asks for, on parts of the page that neither
+# the notebooks nor this book write: the theme's search button has an aria-label ("Search") that
+# differs from its visible text; images that saved widgets render have no alt text; slider handles
+# of ipywidgets have no accessible name; scrolling output blocks cannot be reached by keyboard.
+ACCESSIBILITY_FIXES = """
+(function () {
+  function fix(root) {
+    root.querySelectorAll('.search-button__button[aria-label]').forEach(function (b) {
+      b.removeAttribute('aria-label');
+    });
+    root.querySelectorAll('img:not([alt])').forEach(function (img) {
+      img.setAttribute('alt', 'Figure drawn by the interactive control above');
+    });
+    root.querySelectorAll('.noUi-handle:not([aria-label])').forEach(function (h) {
+      var box = h.closest('.widget-slider, .widget-hslider, .jupyter-widgets');
+      var label = box && box.querySelector('label');
+      h.setAttribute('aria-label', (label && label.textContent.trim()) || 'slider');
+    });
+    root.querySelectorAll('pre, .output_area, .cell_output').forEach(function (el) {
+      if (el.scrollWidth > el.clientWidth && !el.hasAttribute('tabindex')) el.setAttribute('tabindex', '0');
+    });
+  }
+  document.addEventListener('DOMContentLoaded', function () {
+    fix(document);
+    new MutationObserver(function () { fix(document); })
+      .observe(document.body, {childList: true, subtree: true});
+  });
+})();
+""".strip()
+
+
 def setup(app):
     app.connect("html-page-context", dedupe_scripts, priority=900)
     app.add_js_file(None, body=MATHJAX2_HUB_SHIM)
+    app.add_js_file(None, body=ACCESSIBILITY_FIXES)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

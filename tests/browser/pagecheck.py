@@ -367,7 +367,7 @@ def _check_chapter(name: str, facts: dict, chapter: ChapterExpectation, problem)
         problem(f"{name}: verdict block: no 'Verdict:' line in any cell output")
     elif len(verdicts) > 1:
         problem(f"{name}: verdict block: {len(verdicts)} 'Verdict:' lines, expected one")
-    elif chapter.verdict is not None and verdicts[0]["verdict"] != chapter.verdict:
+    elif chapter.verdict is not None and verdicts[0]["verdict"].split(" (")[0] != chapter.verdict:
         problem(
             f"{name}: verdict block{verdicts[0]['where']}: shows {verdicts[0]['verdict']!r}, "
             f"the notebook stores {chapter.verdict!r}"

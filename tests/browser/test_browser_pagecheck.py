@@ -23,12 +23,12 @@ from bookinfo import ROOT
 from PIL import Image
 
 sys.path.insert(0, str(ROOT / "book" / "vendor"))
-from sphinx_assets import MATHJAX2_HUB_SHIM  # noqa: E402  (every book page carries it)
+from sphinx_assets import ACCESSIBILITY_FIXES, MATHJAX2_HUB_SHIM  # noqa: E402  (every book page carries them)
 
 COLAB = "https://colab.research.google.com/github/o/r/blob/main/chapters/demo.ipynb"
 MATHJAX = """<script>window.MathJax = {"options": {"processHtmlClass": "tex2jax_process|mathjax_process|math|output_area"}}</script>
 <script defer src="../_vendor/mathjax/tex-mml-chtml.js"></script>
-<script>""" + MATHJAX2_HUB_SHIM + "</script>"
+<script>""" + MATHJAX2_HUB_SHIM + "</script>\n<script>" + ACCESSIBILITY_FIXES + "</script>"
 WIDGET_JS = """<script src="../_vendor/require-config.js"></script>
 <script src="../_vendor/requirejs/require.js"></script>
 <script src="../_vendor/html-manager/embed-amd.js"></script>"""
@@ -165,7 +165,7 @@ CASES = {
         {},
     ),
     "mathjax_error": (
-        lambda: _page(extra='<p><span class="math notranslate nohighlight">\\(\\notacommand x\\)</span></p>'),
+        lambda: _page(extra='<p><span class="math notranslate nohighlight">\\(x^2^3\\)</span></p>'),
         ["MathJax could not typeset it"],
         {},
     ),

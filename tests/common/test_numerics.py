@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import warnings
 import sys
 
 import pytest
@@ -34,13 +35,17 @@ def test_the_opt_out_sets_nothing_and_bad_values_are_refused(monkeypatch):
         numerics.pinned_environment()
 
 
-def test_pinning_after_torch_with_other_settings_is_refused(monkeypatch):
+def test_pinning_after_torch_with_other_settings_warns_and_still_sets(monkeypatch):
     import torch  # noqa: F401  (already imported by the test session)
 
     monkeypatch.delenv(numerics.OPT_OUT_VARIABLE, raising=False)
     monkeypatch.setenv("MKL_CBWR", "AUTO")
-    with pytest.raises(RuntimeError, match="must run before"):
+    with pytest.warns(RuntimeWarning, match="imported before pin_cpu_numerics"):
         numerics.pin_cpu_numerics()
+    assert os.environ["MKL_CBWR"] == "AVX2,STRICT"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        numerics.pin_cpu_numerics()  # same settings again: silent
 
 
 def test_makefile_lines_export_every_setting():
