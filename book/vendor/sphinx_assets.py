@@ -56,14 +56,16 @@ document.addEventListener("DOMContentLoaded", function () {
 
 
 # 3. Accessibility fixes that axe-core (tests/browser) asks for, on parts of the page that neither
-# the notebooks nor this book write: the theme's search button has an aria-label ("Search") that
-# differs from its visible text; images that saved widgets render have no alt text; slider handles
+# the notebooks nor this book write: the theme's buttons and links have aria-labels that do not
+# contain their visible text (axe: label-content-name-mismatch); images that saved widgets render have no alt text; slider handles
 # of ipywidgets have no accessible name; scrolling output blocks cannot be reached by keyboard.
 ACCESSIBILITY_FIXES = """
 (function () {
   function fix(root) {
-    root.querySelectorAll('.search-button__button[aria-label]').forEach(function (b) {
-      b.removeAttribute('aria-label');
+    root.querySelectorAll('a[aria-label], button[aria-label]').forEach(function (el) {
+      var text = (el.innerText || '').trim();
+      var label = el.getAttribute('aria-label');
+      if (text && label.toLowerCase().indexOf(text.toLowerCase()) < 0) el.setAttribute('aria-label', text + ': ' + label);
     });
     root.querySelectorAll('img:not([alt])').forEach(function (img) {
       img.setAttribute('alt', 'Figure drawn by the interactive control above');

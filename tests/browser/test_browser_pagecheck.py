@@ -185,8 +185,8 @@ CASES = {
         {},
     ),
     "accessibility_violation": (
-        lambda: _page(extra='<p><img src="fig.png"></p>'),
-        ["axe critical image-alt"],
+        lambda: _page(extra='<p><button></button></p>'),
+        ["axe critical button-name"],
         {},
     ),
     "no_verdict": (lambda: _page(verdict=None), ["verdict block: no 'Verdict:' line"], {}),
