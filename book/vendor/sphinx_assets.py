@@ -62,10 +62,19 @@ document.addEventListener("DOMContentLoaded", function () {
 ACCESSIBILITY_FIXES = """
 (function () {
   function fix(root) {
+    root.querySelectorAll('a[aria-label] i, button[aria-label] i, a[aria-label] svg, button[aria-label] svg')
+      .forEach(function (icon) { icon.setAttribute('aria-hidden', 'true'); });  // icon glyphs are not text
+    root.querySelectorAll('.theme-switch-button[aria-label]').forEach(function (b) {
+      b.setAttribute('title', b.getAttribute('aria-label'));  // an icon-only button: its name from its title
+      b.removeAttribute('aria-label');
+    });
     root.querySelectorAll('a[aria-label], button[aria-label]').forEach(function (el) {
       var text = (el.innerText || '').trim();
       var label = el.getAttribute('aria-label');
       if (text && label.toLowerCase().indexOf(text.toLowerCase()) < 0) el.setAttribute('aria-label', text + ': ' + label);
+    });
+    root.querySelectorAll('.citation-list[role="list"]').forEach(function (list) {
+      list.removeAttribute('role');  // its entries are not list items: a plain block, not a list
     });
     root.querySelectorAll('img:not([alt])').forEach(function (img) {
       img.setAttribute('alt', 'Figure drawn by the interactive control above');
