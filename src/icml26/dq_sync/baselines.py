@@ -175,10 +175,13 @@ def eig_se3(graph: PoseGraph, solver: str = "auto", self_loops: bool = True, rou
         return project_so3(M[:, :3, :3]), M[:, :3, 3]
     # region: rounding
     # (1) choose Q with B Q ~ [0 0 0 1] for the bottom rows B (n, 4) of all blocks.
+    # B has rank 1 (only the eigenvalue-1 vector reaches the bottom rows), so B q = 1 has a
+    # 3-dim family of exact solutions: take the minimum-norm one, along B's one direction, which
+    # does not depend on the basis the eigensolver returned.
     B = U[:, 3, :]  # (n, 4)
-    _, _, Vh = torch.linalg.svd(B, full_matrices=True)
+    left, sing, Vh = torch.linalg.svd(B, full_matrices=True)
     null = Vh[1:].T  # (4, 3): right singular vectors of the 3 smallest singular values
-    q4 = torch.linalg.lstsq(B, torch.ones(n, 1, dtype=B.dtype, device=B.device)).solution  # (4, 1)
+    q4 = Vh[:1].T * (left[:, 0].sum() / sing[0])  # (4, 1): minimum-norm solution of B q = 1
     Q = torch.cat([null, q4], 1)  # (4, 4)
     M = U @ Q  # (n, 4, 4), each block ~ T_i G
     # a reflection in the mixing would make every 3x3 block improper: flip one null vector
