@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 from icml26.common import (Checkpointer, Timer, excerpt, load_checkpoint, save_checkpoint, source_of)
 from icml26.common.ledger import (INCONCLUSIVE, LEDGER_KEY, NOT_REPRODUCED, NOT_TESTED, PARTLY_REPRODUCED,
                                   REPRODUCED, ClaimStatus, Ledger, chapter_verdict, is_fragile, paired_test_p,
-                                  parse_check_output, read_ledger, robust_status)
+                                  parse_check_output, per_seed_values, read_ledger, robust_status)
 from icml26.common.plotting import (COLUMN_WIDTH_IN, add_colorbar, book_figure, check_figure, integer_ticks,
                                     use_book_style)
 
@@ -110,6 +110,27 @@ def test_robustness_rule_rejects_bad_input():
         robust_status([True, 1, True])
     with pytest.raises(ValueError, match="2 size checks for 3 seeds"):
         robust_status([True] * 3, [True, True])
+
+
+def test_per_seed_values_accepts_numbers_and_refuses_the_rest():
+    import numpy as np
+
+    assert per_seed_values([1, 0.5, np.float32(0.25)], "acc") == [1.0, 0.5, 0.25]
+    assert per_seed_values(np.array([0.1, 0.2, 0.3]), "acc", n=3, min_count=3) == [0.1, 0.2, 0.3]
+    with pytest.raises(TypeError, match="acc must be a sequence of numbers"):
+        per_seed_values("0.9", "acc")
+    with pytest.raises(TypeError, match="acc must hold numbers, got bool"):
+        per_seed_values([0.9, True], "acc")
+    with pytest.raises(TypeError, match="must hold numbers, got str"):
+        per_seed_values([0.9, "0.8"], "acc")
+    with pytest.raises(ValueError, match="non-finite"):
+        per_seed_values([0.9, float("nan")], "acc")
+    with pytest.raises(ValueError, match="acc has 2 values for 3 seeds"):
+        per_seed_values([0.9, 0.8], "acc", n=3)
+    with pytest.raises(ValueError, match="needs at least 3 values, got 2"):
+        per_seed_values([0.9, 0.8], "acc", min_count=3)
+    with pytest.raises(ValueError, match="at least 1"):
+        per_seed_values([], "acc")
 
 
 def test_paired_test_detects_a_consistent_gain_and_not_noise():

@@ -6,7 +6,8 @@ threshold is a named constant. Checks that the book adds beyond the paper are ex
 ``E1, E2, ...``: shown, marked as ours, never counted in the verdict.
 
 - :class:`ClaimStatus` is one decided claim (status, deciding figures, threshold, reason, fragile).
-- :func:`robust_status` applies the robustness rule over seeds; :func:`paired_test_p` gives the
+- :func:`per_seed_values` checks the figures a decision function receives;
+  :func:`robust_status` applies the robustness rule over seeds; :func:`paired_test_p` gives the
   one-sided paired test over evaluation items; :func:`is_fragile` the fragile flag.
 - :class:`Ledger` collects a chapter's statuses, shows the table (HTML, with the figures) and
   prints the checked lines (no figures, so they print the same on any machine).
@@ -18,6 +19,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import numbers
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,6 +115,26 @@ def _as_bool(value, what: str) -> bool:
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         return bool(value)
     raise TypeError(f"{what} must be a bool, got {type(value).__name__} ({value!r})")
+
+
+def per_seed_values(values, what: str, n: int | None = None, min_count: int = 1) -> list[float]:
+    """The measured figures handed to a decision function, checked: a sequence (list, tuple or
+    array) of finite real numbers, at least `min_count` of them, and exactly `n` when given (one
+    per seed or per item). Returns them as floats; bad input raises with what was wrong."""
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
+        raise TypeError(f"{what} must be a sequence of numbers (one per seed), got {type(values).__name__}")
+    out = []
+    for v in values:
+        if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
+            raise TypeError(f"{what} must hold numbers, got {type(v).__name__} ({v!r})")
+        if not math.isfinite(float(v)):
+            raise ValueError(f"{what} holds a non-finite value ({v!r})")
+        out.append(float(v))
+    if n is not None and len(out) != n:
+        raise ValueError(f"{what} has {len(out)} values for {n} seeds")
+    if len(out) < min_count:
+        raise ValueError(f"{what}: needs at least {min_count} values, got {len(out)}")
+    return out
 
 
 def robust_status(holds_per_seed: Sequence[bool], size_ok_per_seed: Sequence[bool] | None = None,

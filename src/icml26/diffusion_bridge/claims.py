@@ -7,9 +7,9 @@ Extensions E1-E3 are checks of ours, never counted in the verdict.
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
+from icml26.common.ledger import per_seed_values
 from icml26.common.ledger import (
     INCONCLUSIVE, NOT_REPRODUCED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus, is_fragile, robust_status,
 )
@@ -32,23 +32,6 @@ C2_MIN_GAIN = 0.0
 E2_MAX_DROP_FULL = 0.01
 #: E3 (ours): PSNR(SDB) - PSNR(paired-only) at C2_RHO >= this (dB).
 E3_MIN_PSNR_GAIN = 0.5
-
-
-def _seeds(name: str, values: Sequence[float], n: int | None = None) -> list[float]:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise TypeError(f"{name} must be a sequence of numbers (one per seed), got {type(values).__name__}")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) and type(v).__name__ not in ("float64", "float32"):
-            raise TypeError(f"{name} must hold numbers, got {type(v).__name__} ({v!r})")
-        if not math.isfinite(float(v)):
-            raise ValueError(f"{name} holds a non-finite value")
-        out.append(float(v))
-    if n is not None and len(out) != n:
-        raise ValueError(f"{name} has {len(out)} values for {n} seeds")
-    if len(out) < 3:
-        raise ValueError(f"{name}: the robustness rule needs at least 3 seeds, got {len(out)}")
-    return out
 
 
 def _two_part(claim_id: str, claim: str, a: list[bool], b: list[bool], names: tuple[str, str], figures: dict,
@@ -76,9 +59,10 @@ def decide_c1(acc_unpaired: Sequence[float], mmd_unpaired: Sequence[float], mmd_
     """C1: with no pairs (rho = 0), per seed, the translations land on the target distribution
     (MMD <= C1_MAX_MMD_RATIO x the fully paired bridge's) and keep content (class accuracy >=
     CHANCE + C1_MIN_ACC_OVER_CHANCE)."""
-    acc = _seeds("acc_unpaired", acc_unpaired)
+    acc = per_seed_values(acc_unpaired, "acc_unpaired", min_count=3)
     n = len(acc)
-    mmd, ref = _seeds("mmd_unpaired", mmd_unpaired, n), _seeds("mmd_paired_full", mmd_paired_full, n)
+    mmd = per_seed_values(mmd_unpaired, "mmd_unpaired", n, min_count=3)
+    ref = per_seed_values(mmd_paired_full, "mmd_paired_full", n, min_count=3)
     if any(r <= 0 for r in ref):
         raise ValueError("mmd_paired_full must be positive")
     ratio = [m / r for m, r in zip(mmd, ref)]
@@ -98,9 +82,10 @@ def decide_c1(acc_unpaired: Sequence[float], mmd_unpaired: Sequence[float], mmd_
 def decide_c2(acc_sdb_low: Sequence[float], acc_paired_low: Sequence[float], acc_paired_full: Sequence[float]) -> ClaimStatus:
     """C2: at rho = C2_RHO, per seed, SDB beats the bridge trained on the pairs alone (gain >
     C2_MIN_GAIN) and comes close to fully paired training (acc >= paired(rho = 1) - C2_MAX_GAP_TO_FULL)."""
-    a = _seeds("acc_sdb_low", acc_sdb_low)
+    a = per_seed_values(acc_sdb_low, "acc_sdb_low", min_count=3)
     n = len(a)
-    p, full = _seeds("acc_paired_low", acc_paired_low, n), _seeds("acc_paired_full", acc_paired_full, n)
+    p = per_seed_values(acc_paired_low, "acc_paired_low", n, min_count=3)
+    full = per_seed_values(acc_paired_full, "acc_paired_full", n, min_count=3)
     gain = [x - y for x, y in zip(a, p)]
     gap = [f - x for x, f in zip(a, full)]
     above = [g > C2_MIN_GAIN for g in gain]
@@ -118,7 +103,7 @@ def decide_c2(acc_sdb_low: Sequence[float], acc_paired_low: Sequence[float], acc
 def decide_e1(acc_unpaired_legacy: Sequence[float]) -> ClaimStatus:
     """E1 (ours): the earlier form (frozen, unaligned autoencoders and the pseudo-pair cycle) keeps
     content with no pairs: accuracy >= CHANCE + C1_MIN_ACC_OVER_CHANCE in every seed."""
-    acc = _seeds("acc_unpaired_legacy", acc_unpaired_legacy)
+    acc = per_seed_values(acc_unpaired_legacy, "acc_unpaired_legacy", min_count=3)
     holds = [x >= CHANCE + C1_MIN_ACC_OVER_CHANCE for x in acc]
     status = robust_status(holds)
     reason = "" if status == REPRODUCED else f"content kept in {holds.count(True)} of {len(holds)} seeds"
@@ -130,8 +115,8 @@ def decide_e1(acc_unpaired_legacy: Sequence[float]) -> ClaimStatus:
 
 def decide_e2(acc_sdb_full: Sequence[float], acc_paired_full: Sequence[float]) -> ClaimStatus:
     """E2 (ours): at rho = 1, SDB is not worse than paired-only: acc >= paired - E2_MAX_DROP_FULL, every seed."""
-    a = _seeds("acc_sdb_full", acc_sdb_full)
-    p = _seeds("acc_paired_full", acc_paired_full, len(a))
+    a = per_seed_values(acc_sdb_full, "acc_sdb_full", min_count=3)
+    p = per_seed_values(acc_paired_full, "acc_paired_full", len(a), min_count=3)
     diff = [x - y for x, y in zip(a, p)]
     holds = [d >= -E2_MAX_DROP_FULL for d in diff]
     status = robust_status(holds)
@@ -144,8 +129,8 @@ def decide_e2(acc_sdb_full: Sequence[float], acc_paired_full: Sequence[float]) -
 
 def decide_e3(psnr_sdb_low: Sequence[float], psnr_paired_low: Sequence[float]) -> ClaimStatus:
     """E3 (ours): at rho = C2_RHO the PSNR gain of SDB over pairs-only is >= E3_MIN_PSNR_GAIN dB, every seed."""
-    a = _seeds("psnr_sdb_low", psnr_sdb_low)
-    p = _seeds("psnr_paired_low", psnr_paired_low, len(a))
+    a = per_seed_values(psnr_sdb_low, "psnr_sdb_low", min_count=3)
+    p = per_seed_values(psnr_paired_low, "psnr_paired_low", len(a), min_count=3)
     gain = [x - y for x, y in zip(a, p)]
     holds = [g >= E3_MIN_PSNR_GAIN for g in gain]
     status = robust_status(holds)

@@ -10,6 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
+from icml26.common.ledger import per_seed_values
 from icml26.common.ledger import (
     INCONCLUSIVE, NOT_REPRODUCED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus, is_fragile, paired_test_p,
     robust_status,
@@ -42,17 +43,10 @@ def _bools(values, what: str) -> list[bool]:
     return out
 
 
-def _floats(values, what: str) -> np.ndarray:
-    a = np.asarray(values, dtype=float)
-    if a.size == 0 or not np.all(np.isfinite(a)):
-        raise ValueError(f"{what} must be a non-empty array of finite numbers")
-    return a
-
-
 def decide_c1(rates: Sequence[float], floor_grows: Sequence[bool], spectral_grows: Sequence[bool]) -> ClaimStatus:
     """C1: per seed (pooled over densities), the contraction ratio is < C1_MAX_RATE at every
     noise level, and both the DQGPM floor and the spectral error grow with the noise."""
-    r = _floats(rates, "rates")
+    r = np.asarray(per_seed_values(rates, "rates"))
     fg, sg = _bools(floor_grows, "floor_grows"), _bools(spectral_grows, "spectral_grows")
     if not (len(r) == len(fg) == len(sg)):
         raise ValueError(f"one entry per seed needed: {len(r)} rates, {len(fg)} floors, {len(sg)} spectral")
@@ -89,8 +83,8 @@ def decide_c2(rot_dq, rot_eig, trans_dq, trans_eig, rot_lower_per_density: Seque
     Both metrics hold: REPRODUCED; one: PARTLY; neither, each significantly worse or within
     C2_EQUIV of EIG-SE(3): NOT REPRODUCED; otherwise INCONCLUSIVE. Fragile when a p-value lies
     within a factor 2 of C2_ALPHA."""
-    a, b = _floats(rot_dq, "rot_dq"), _floats(rot_eig, "rot_eig")
-    c, d = _floats(trans_dq, "trans_dq"), _floats(trans_eig, "trans_eig")
+    a, b, c, d = (np.asarray(per_seed_values(v, name)) for v, name in (
+        (rot_dq, "rot_dq"), (rot_eig, "rot_eig"), (trans_dq, "trans_dq"), (trans_eig, "trans_eig")))
     if not (len(a) == len(b) == len(c) == len(d)):
         raise ValueError("C2 needs one paired error per run for every method and metric")
     if len(a) < 30:
@@ -131,7 +125,8 @@ def decide_c2(rot_dq, rot_eig, trans_dq, trans_eig, rot_lower_per_density: Seque
 def decide_c3(seconds_dq: Sequence[float], seconds_eig: Sequence[float], n: int) -> ClaimStatus:
     """C3: at the largest graph size run, the DQ pipeline (spectral + DQGPM) takes less wall time
     than EIG-SE(3), in every timing repeat (>= 3, same process, same graph)."""
-    dq, eig = _floats(seconds_dq, "seconds_dq"), _floats(seconds_eig, "seconds_eig")
+    dq = np.asarray(per_seed_values(seconds_dq, "seconds_dq"))
+    eig = np.asarray(per_seed_values(seconds_eig, "seconds_eig"))
     if len(dq) != len(eig):
         raise ValueError(f"{len(dq)} DQ timings but {len(eig)} EIG timings")
     if not isinstance(n, int) or n < 1:

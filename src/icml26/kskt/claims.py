@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from icml26.common.ledger import per_seed_values
 from icml26.common.ledger import (INCONCLUSIVE, NOT_REPRODUCED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus,
                                   is_fragile, robust_status)
 
@@ -19,19 +20,6 @@ C2_MIN_GAIN = 0.0  # KSKT's mean slot accuracy must exceed the baseline's by mor
 C3_MIN_GAIN = 0.0  # KSKT's r2 accuracy must exceed the baseline's by more than this (strictly)
 CEILING = 0.99  # accuracies at or above this leave no room for a gain: the test cannot discriminate
 E1_MAX_SLOT_DEFICIT = 0.02  # (ours) KSKT's r2 accuracy >= baseline's - this, mean over seeds
-
-
-def _floats(values, what: str) -> list[float]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise TypeError(f"{what} must be a sequence of numbers (one per seed), got {type(values).__name__}")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TypeError(f"{what} must hold numbers, got {v!r}")
-        out.append(float(v))
-    if not out:
-        raise ValueError(f"{what} is empty")
-    return out
 
 
 def _same_length(**named):
@@ -48,7 +36,8 @@ def decide_c1(gap_self: Sequence[float], gap_other: Sequence[float], balance_gra
     Both streams at least C1_MIN_PROBE_GAP in every seed and a non-zero gradient -> REPRODUCED; one
     stream only (or no gradient) -> PARTLY REPRODUCED; seeds disagreeing -> INCONCLUSIVE.
     """
-    gs, go, gb = _floats(gap_self, "gap_self"), _floats(gap_other, "gap_other"), _floats(balance_grad, "balance_grad")
+    gs, go, gb = (per_seed_values(v, name) for v, name in (
+        (gap_self, "gap_self"), (gap_other, "gap_other"), (balance_grad, "balance_grad")))
     _same_length(gap_self=gs, gap_other=go, balance_grad=gb)
     hs, ho = [g >= C1_MIN_PROBE_GAP for g in gs], [g >= C1_MIN_PROBE_GAP for g in go]
     s_self, s_other = robust_status(hs), robust_status(ho)
@@ -77,7 +66,7 @@ def decide_c2(acc_kskt: Sequence[float], acc_base: Sequence[float]) -> ClaimStat
     Holds in a seed when acc_kskt - acc_base > C2_MIN_GAIN. Both models at or above CEILING in
     every seed -> INCONCLUSIVE (no room to beat); otherwise the robustness rule.
     """
-    k, b = _floats(acc_kskt, "acc_kskt"), _floats(acc_base, "acc_base")
+    k, b = per_seed_values(acc_kskt, "acc_kskt"), per_seed_values(acc_base, "acc_base")
     _same_length(acc_kskt=k, acc_base=b)
     gains = [x - y for x, y in zip(k, b)]
     holds = [g > C2_MIN_GAIN for g in gains]
@@ -105,7 +94,7 @@ def decide_c3(gain_r1: Sequence[float], gain_r2: Sequence[float], gain_r3: Seque
     gain_r3); PARTLY REPRODUCED when KSKT beats the baseline on r2 in every seed but the gain there
     is not always the largest; INCONCLUSIVE when the baseline is at CEILING on r2 in every seed.
     """
-    g1, g2, g3, b2 = (_floats(v, n) for v, n in ((gain_r1, "gain_r1"), (gain_r2, "gain_r2"),
+    g1, g2, g3, b2 = (per_seed_values(v, n) for v, n in ((gain_r1, "gain_r1"), (gain_r2, "gain_r2"),
                                                  (gain_r3, "gain_r3"), (base_r2, "base_r2")))
     _same_length(gain_r1=g1, gain_r2=g2, gain_r3=g3, base_r2=b2)
     beat = [g > C3_MIN_GAIN for g in g2]
@@ -132,7 +121,7 @@ def decide_c3(gain_r1: Sequence[float], gain_r2: Sequence[float], gain_r3: Seque
 def decide_e1(r2_kskt: Sequence[float], r2_base: Sequence[float]) -> ClaimStatus:
     """E1 (ours): KSKT's r2 accuracy is not worse than the baseline's by more than E1_MAX_SLOT_DEFICIT
     (means over seeds)."""
-    k, b = _floats(r2_kskt, "r2_kskt"), _floats(r2_base, "r2_base")
+    k, b = per_seed_values(r2_kskt, "r2_kskt"), per_seed_values(r2_base, "r2_base")
     _same_length(r2_kskt=k, r2_base=b)
     mk, mb = sum(k) / len(k), sum(b) / len(b)
     ok = mk >= mb - E1_MAX_SLOT_DEFICIT

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from icml26.common.ledger import per_seed_values
 from icml26.common.ledger import (INCONCLUSIVE, NOT_REPRODUCED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus,
                                   is_fragile, robust_status)
 
@@ -23,19 +24,6 @@ C3_MIN_MARGIN = 0.05  # LMAC's greedy success beats a baseline's by at least thi
 C3_BASELINES = ("NoComm", "FullComm", "TarMAC")
 E1_MAX_MSG_FRAC = 0.25  # (ours) LMAC's message at most this fraction of FullComm's
 _EPS = 1e-9  # float round-off allowance in comparisons of differences (0.6 - 0.5 < 0.1 in floats)
-
-
-def _floats(values, what: str) -> list[float]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise TypeError(f"{what} must be a sequence of numbers, got {type(values).__name__}")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TypeError(f"{what} must hold numbers, got {v!r}")
-        out.append(float(v))
-    if not out:
-        raise ValueError(f"{what} is empty")
-    return out
 
 
 def _same_length(*named):
@@ -57,7 +45,7 @@ def decide_c1(min_sr: Sequence[float], spread: Sequence[float], designer: str) -
     reconstructor seed. Holds in a seed when A >= C1_MIN_SR and spread <= C1_MAX_SPREAD.
     """
     designer = _designer(designer)
-    a, g = _floats(min_sr, "min_sr"), _floats(spread, "spread")
+    a, g = per_seed_values(min_sr, "min_sr"), per_seed_values(spread, "spread")
     _same_length(("min_sr", a), ("spread", g))
     holds = [x >= C1_MIN_SR and y <= C1_MAX_SPREAD for x, y in zip(a, g)]
     status = robust_status(holds)
@@ -82,8 +70,8 @@ def decide_c2(min_sr_initial: Sequence[float], min_sr_final: Sequence[float], sp
     the gap not -> PARTLY REPRODUCED; accuracy in no seed -> NOT REPRODUCED; else INCONCLUSIVE.
     """
     designer = _designer(designer)
-    a0, a1 = _floats(min_sr_initial, "min_sr_initial"), _floats(min_sr_final, "min_sr_final")
-    g0, g1 = _floats(spread_initial, "spread_initial"), _floats(spread_final, "spread_final")
+    a0, a1 = per_seed_values(min_sr_initial, "min_sr_initial"), per_seed_values(min_sr_final, "min_sr_final")
+    g0, g1 = per_seed_values(spread_initial, "spread_initial"), per_seed_values(spread_final, "spread_final")
     _same_length(("min_sr_initial", a0), ("min_sr_final", a1), ("spread_initial", g0), ("spread_final", g1))
     gains = [y - x for x, y in zip(a0, a1)]
     acc = [d >= C2_MIN_GAIN - _EPS for d in gains]
@@ -119,10 +107,10 @@ def decide_c3(success: Mapping[str, Sequence[float]], designer: str) -> ClaimSta
     missing = [a for a in ("LMAC",) + C3_BASELINES if a not in success]
     if missing:
         raise ValueError(f"success lacks the arms {missing}")
-    lmac = _floats(success["LMAC"], "success['LMAC']")
+    lmac = per_seed_values(success["LMAC"], "success['LMAC']")
     per_base, figures, fragile = {}, {"LMAC": lmac}, False
     for arm in C3_BASELINES:
-        base = _floats(success[arm], f"success[{arm!r}]")
+        base = per_seed_values(success[arm], f"success[{arm!r}]")
         _same_length(("LMAC", lmac), (arm, base))
         holds = [x - y >= C3_MIN_MARGIN - _EPS for x, y in zip(lmac, base)]
         per_base[arm] = robust_status(holds)

@@ -14,12 +14,12 @@ E1 (ours) the combined score is at least as good as each level alone (ROC-AUC).
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
 from scipy.stats import spearmanr
 
+from icml26.common.ledger import per_seed_values
 from icml26.common.ledger import (INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTED, PARTLY_REPRODUCED, REPRODUCED,
                                   ClaimStatus, is_fragile, robust_status)
 
@@ -33,17 +33,6 @@ C3_MIN_AUC = 0.9  # ROC-AUC of S, clones against all non-clones
 C4_MAX_RHO = -0.9  # Spearman(steps, S_W) along fine-tuning, for every architecture
 E1_DIGITS = 3  # ROC-AUCs compared after rounding to this many decimals
 BASELINES = ("B1", "B2", "B3")
-
-
-def _floats(values, what: str, n: int | None = None) -> list[float]:
-    out = [float(v) for v in values]
-    if not out:
-        raise ValueError(f"{what}: need at least one value")
-    if n is not None and len(out) != n:
-        raise ValueError(f"{what}: got {len(out)} values for {n} seeds")
-    if any(not math.isfinite(v) for v in out):
-        raise ValueError(f"{what}: non-finite value")
-    return out
 
 
 def seed_figures(bench, lineages) -> dict:
@@ -71,8 +60,8 @@ def seed_figures(bench, lineages) -> dict:
 def decide_c1(min_sg_t1: Sequence[float], max_sg_other_arch: Sequence[float]) -> ClaimStatus:
     """C1 (exactness, per seed): every T1 clone has S_G = 1 (within C1_IDENTICAL_TOL) and no
     pair of different architectures exceeds C1_MAX_OTHER_ARCH."""
-    t1 = _floats(min_sg_t1, "min S_G of T1 clones")
-    other = _floats(max_sg_other_arch, "max S_G across architectures", len(t1))
+    t1 = per_seed_values(min_sg_t1, "min S_G of T1 clones")
+    other = per_seed_values(max_sg_other_arch, "max S_G across architectures", len(t1))
     same_ok = min(t1) >= 1 - C1_IDENTICAL_TOL
     other_ok = max(other) <= C1_MAX_OTHER_ARCH
     figures = {"min S_G, T1 clones": min(t1), "max S_G, other architecture": max(other)}
@@ -94,8 +83,8 @@ def decide_c1(min_sg_t1: Sequence[float], max_sg_other_arch: Sequence[float]) ->
 def decide_c2(min_sw_permuted: Sequence[float], mean_b1_permuted: Sequence[float]) -> ClaimStatus:
     """C2 (per seed): every permuted clone has S_W >= C2_MIN_PERMUTED while the aligned cosine
     B1 averages <= C2_MAX_ALIGNED on them; robust over the seeds."""
-    sw = _floats(min_sw_permuted, "min S_W of permuted clones")
-    b1 = _floats(mean_b1_permuted, "mean B1 of permuted clones", len(sw))
+    sw = per_seed_values(min_sw_permuted, "min S_W of permuted clones")
+    b1 = per_seed_values(mean_b1_permuted, "mean B1 of permuted clones", len(sw))
     holds = [a >= C2_MIN_PERMUTED and b <= C2_MAX_ALIGNED for a, b in zip(sw, b1)]
     status = robust_status(holds)
     per_seed = [REPRODUCED if h else NOT_REPRODUCED for h in holds]
@@ -118,10 +107,10 @@ def decide_c3(auc_s: Sequence[float], auc_baselines: dict[str, Sequence[float]])
     Both parts in every seed: REPRODUCED. One part in every seed and the other in none:
     PARTLY REPRODUCED (which part is named). Neither part in any seed: NOT REPRODUCED.
     Otherwise the seeds disagree: INCONCLUSIVE."""
-    s = _floats(auc_s, "AUC of S")
+    s = per_seed_values(auc_s, "AUC of S")
     if set(auc_baselines) != set(BASELINES):
         raise ValueError(f"need the AUCs of baselines {BASELINES}, got {sorted(auc_baselines)}")
-    base = {k: _floats(v, f"AUC of {k}", len(s)) for k, v in auc_baselines.items()}
+    base = {k: per_seed_values(v, f"AUC of {k}", len(s)) for k, v in auc_baselines.items()}
     best = [max(base[k][i] for k in BASELINES) for i in range(len(s))]
     level = [x >= C3_MIN_AUC for x in s]
     above = [x > b for x, b in zip(s, best)]
@@ -151,7 +140,7 @@ def decide_c3(auc_s: Sequence[float], auc_baselines: dict[str, Sequence[float]])
 def decide_c4(max_rho: Sequence[float]) -> ClaimStatus:
     """C4 (per seed): Spearman(steps, S_W) <= C4_MAX_RHO for every architecture (the largest
     of the architectures' rho is given per seed)."""
-    rho = _floats(max_rho, "max Spearman rho")
+    rho = per_seed_values(max_rho, "max Spearman rho")
     if any(not -1.0 <= r <= 1.0 for r in rho):
         raise ValueError(f"a Spearman rho lies in [-1, 1], got {rho}")
     holds = [r <= C4_MAX_RHO for r in rho]
@@ -173,9 +162,9 @@ def decide_c5() -> ClaimStatus:
 
 def decide_e1(auc_s: Sequence[float], auc_sg: Sequence[float], auc_sw: Sequence[float]) -> ClaimStatus:
     """E1 (ours, per seed): round(AUC(S), E1_DIGITS) >= round(max(AUC(S_G), AUC(S_W)), E1_DIGITS)."""
-    s = _floats(auc_s, "AUC of S")
-    g = _floats(auc_sg, "AUC of S_G", len(s))
-    w = _floats(auc_sw, "AUC of S_W", len(s))
+    s = per_seed_values(auc_s, "AUC of S")
+    g = per_seed_values(auc_sg, "AUC of S_G", len(s))
+    w = per_seed_values(auc_sw, "AUC of S_W", len(s))
     margins = [round(a, E1_DIGITS) - round(max(b, c), E1_DIGITS) for a, b, c in zip(s, g, w)]
     holds = [m >= 0 for m in margins]
     status = robust_status(holds)

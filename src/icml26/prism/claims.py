@@ -8,9 +8,9 @@ checks of ours, reported beside the paper's claims and never counted in the verd
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
+from icml26.common.ledger import per_seed_values
 from icml26.common.ledger import (
     INCONCLUSIVE, NOT_REPRODUCED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus, is_fragile, robust_status,
 )
@@ -39,21 +39,6 @@ E1_CONTROL_MARGIN = 0.05
 E2_MIN_GAP = 0.0
 
 
-def _floats(name: str, values: Sequence[float], n: int | None = None) -> list[float]:
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
-        raise TypeError(f"{name} must be a sequence of numbers (one per seed), got {type(values).__name__}")
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) and type(v).__name__ not in ("float64", "float32"):
-            raise TypeError(f"{name} must hold numbers, got {type(v).__name__} ({v!r})")
-        if not math.isfinite(float(v)):
-            raise ValueError(f"{name} holds a non-finite value")
-        out.append(float(v))
-    if n is not None and len(out) != n:
-        raise ValueError(f"{name} has {len(out)} values for {n} seeds")
-    return out
-
-
 def _seed_statuses(holds: Sequence[bool]) -> list[str]:
     return [REPRODUCED if h else NOT_REPRODUCED for h in holds]
 
@@ -69,11 +54,11 @@ def decide_c1(chance: Sequence[float], clean_rms: Sequence[float], clean_unit: S
     output leaves at most C1_PHASE_COLLAPSE_MAX of the above-chance accuracy (both PRISM-pure
     models), and attenuation by c = 0.1 and magnitude flattening each keep at least
     C1_MAGNITUDE_KEEP_MIN of the clean accuracy (RMS model; under |z| = 1 they hold by construction)."""
-    ch = _floats("chance", chance)
+    ch = per_seed_values(chance, "chance")
     n = len(ch)
-    rms, unit = _floats("clean_rms", clean_rms, n), _floats("clean_unit", clean_unit, n)
-    p_rms, p_unit = _floats("phase_left_rms", phase_left_rms, n), _floats("phase_left_unit", phase_left_unit, n)
-    k_att, k_flat = _floats("keep_attenuation", keep_attenuation, n), _floats("keep_flatten", keep_flatten, n)
+    rms, unit, p_rms, p_unit, k_att, k_flat = (per_seed_values(v, name, n) for v, name in (
+        (clean_rms, "clean_rms"), (clean_unit, "clean_unit"), (phase_left_rms, "phase_left_rms"),
+        (phase_left_unit, "phase_left_unit"), (keep_attenuation, "keep_attenuation"), (keep_flatten, "keep_flatten")))
     claim = "destroying phase collapses PRISM, removing magnitude does not"
     threshold = (f"every seed: clean >= chance + C1_MIN_LEARNED_GAIN = {C1_MIN_LEARNED_GAIN}; above-chance "
                  f"accuracy left at sigma = 1 <= C1_PHASE_COLLAPSE_MAX = {C1_PHASE_COLLAPSE_MAX}; attenuation "
@@ -113,8 +98,8 @@ def decide_c1(chance: Sequence[float], clean_rms: Sequence[float], clean_unit: S
 def _comparative(claim_id: str, claim: str, ours: Sequence[float], theirs: Sequence[float], min_gap: float,
                  gap_name: str, figures_names: tuple[str, str], extra_ok: Sequence[bool] | None = None,
                  extra_reason: str = "") -> ClaimStatus:
-    a = _floats(figures_names[0], ours)
-    b = _floats(figures_names[1], theirs, len(a))
+    a = per_seed_values(ours, figures_names[0])
+    b = per_seed_values(theirs, figures_names[1], len(a))
     gaps = [x - y for x, y in zip(a, b)]
     figures = {figures_names[0]: a, figures_names[1]: b, "mean gap": _mean(gaps)}
     threshold = f"gap > {gap_name} = {min_gap} in every seed (at least 3)"
@@ -135,9 +120,9 @@ def decide_c2(acc_hybrid: Sequence[float], acc_transformer: Sequence[float],
               params_hybrid: Sequence[float], params_transformer: Sequence[float]) -> ClaimStatus:
     """C2: at equal non-embedding parameters (within C2_MATCH_TOL) the hybrid's masked accuracy
     exceeds the Transformer's by more than C2_MIN_GAP in every seed."""
-    ph = _floats("params_hybrid", params_hybrid)
-    pt = _floats("params_transformer", params_transformer, len(ph))
-    if len(ph) != len(_floats("acc_hybrid", acc_hybrid)):
+    ph = per_seed_values(params_hybrid, "params_hybrid")
+    pt = per_seed_values(params_transformer, "params_transformer", len(ph))
+    if len(ph) != len(per_seed_values(acc_hybrid, "acc_hybrid")):
         raise ValueError("params_hybrid and acc_hybrid need one value per seed each")
     matched = [abs(t - h) / h <= C2_MATCH_TOL for h, t in zip(ph, pt)]
     st = _comparative("C2", "the hybrid beats a Transformer with the same non-embedding parameters",
@@ -166,8 +151,8 @@ def decide_c3(probe_hybrid: Sequence[float], probe_transformer: Sequence[float])
 def decide_e1(keep_flatten_prism: Sequence[float], keep_flatten_transformer: Sequence[float]) -> ClaimStatus:
     """E1 (ours), the control: flattening the Transformer's magnitudes (signs kept) costs it
     at least E1_CONTROL_MARGIN more of its accuracy than flattening costs PRISM, in every seed."""
-    a = _floats("keep_flatten_prism", keep_flatten_prism)
-    b = _floats("keep_flatten_transformer", keep_flatten_transformer, len(a))
+    a = per_seed_values(keep_flatten_prism, "keep_flatten_prism")
+    b = per_seed_values(keep_flatten_transformer, "keep_flatten_transformer", len(a))
     gaps = [x - y for x, y in zip(a, b)]
     holds = [g >= E1_CONTROL_MARGIN for g in gaps]
     status = robust_status(holds)
