@@ -77,19 +77,30 @@ def _finish(frozen: FrozenTTSparse, split: TabularSplit, S_te, S_all, dont_cares
                           rules.complexity(), exact, diff)
 
 
+def _skip_features(split: TabularSplit, cfg: TTSparseConfig):
+    """The skip features (S_train, S_val, S_test, all three stacked), or Nones without skips."""
+    S_tr, S_va, S_te = (split.S_train, split.S_val, split.S_test) if cfg.use_skip else (None, None, None)
+    return S_tr, S_va, S_te, None if S_tr is None else np.concatenate([S_tr, S_va, S_te])
+
+
+def _train_frozen(split: TabularSplit, cfg: TTSparseConfig, S_tr, S_va, seed: int, learn_connections: bool,
+                  device) -> FrozenTTSparse:
+    """Build and train one TT-sparse network, then freeze it (called inside `cpu_threads`)."""
+    model = TTSparseModel(split.encoder.n_bits, split.n_outputs, cfg.n_nodes, cfg.k,
+                          n_skip=S_tr.shape[1] if cfg.use_skip else 0, learn_connections=learn_connections,
+                          dropout=cfg.dropout, seed=seed, device=device)
+    train_tt_sparse(model, split.X_train, split.y_train, split.task, split.X_val, split.y_val, cfg,
+                    S_tr, S_va, seed=seed)
+    return model.freeze()
+
+
 def fit_tt_sparse_pair(split: TabularSplit, cfg: TTSparseConfig, seed: int = 0, learn_connections: bool = True,
                        device="auto", dont_cares: str = "structural") -> tuple[TTSparseResult, TTSparseResult]:
     """Train once, freeze, and return (unpruned result, pruned result), both converted to rules."""
     device = resolve_device(device)
-    S_tr, S_va, S_te = (split.S_train, split.S_val, split.S_test) if cfg.use_skip else (None, None, None)
-    S_all = None if S_tr is None else np.concatenate([S_tr, S_va, S_te])
+    S_tr, S_va, S_te, S_all = _skip_features(split, cfg)
     with cpu_threads(1, device):
-        model = TTSparseModel(split.encoder.n_bits, split.n_outputs, cfg.n_nodes, cfg.k,
-                              n_skip=S_tr.shape[1] if cfg.use_skip else 0, learn_connections=learn_connections,
-                              dropout=cfg.dropout, seed=seed, device=device)
-        train_tt_sparse(model, split.X_train, split.y_train, split.task, split.X_val, split.y_val, cfg,
-                        S_tr, S_va, seed=seed)
-        frozen = model.freeze()
+        frozen = _train_frozen(split, cfg, S_tr, S_va, seed, learn_connections, device)
         unpruned = _finish(frozen, split, S_te, S_all, dont_cares)
         pruned, _ = prune(frozen, split.X_train, split.y_train, split.task, split.X_val, split.y_val,
                           cfg, S_tr, S_va)
@@ -102,15 +113,10 @@ def fit_tt_sparse(split: TabularSplit, cfg: TTSparseConfig, seed: int = 0, learn
     device = resolve_device(device)
     if do_prune:
         return fit_tt_sparse_pair(split, cfg, seed, learn_connections, device, dont_cares)[1]
-    S_tr, S_va, S_te = (split.S_train, split.S_val, split.S_test) if cfg.use_skip else (None, None, None)
-    S_all = None if S_tr is None else np.concatenate([S_tr, S_va, S_te])
+    S_tr, S_va, S_te, S_all = _skip_features(split, cfg)
     with cpu_threads(1, device):
-        model = TTSparseModel(split.encoder.n_bits, split.n_outputs, cfg.n_nodes, cfg.k,
-                              n_skip=S_tr.shape[1] if cfg.use_skip else 0, learn_connections=learn_connections,
-                              dropout=cfg.dropout, seed=seed, device=device)
-        train_tt_sparse(model, split.X_train, split.y_train, split.task, split.X_val, split.y_val, cfg,
-                        S_tr, S_va, seed=seed)
-        return _finish(model.freeze(), split, S_te, S_all, dont_cares)
+        return _finish(_train_frozen(split, cfg, S_tr, S_va, seed, learn_connections, device), split, S_te,
+                       S_all, dont_cares)
 
 
 def _baseline_rows(split: TabularSplit, cfg: TTSparseConfig, seed: int) -> list[dict]:
