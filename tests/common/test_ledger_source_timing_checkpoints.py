@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 from icml26.common import (Checkpointer, Timer, excerpt, load_checkpoint, save_checkpoint, source_of)
 from icml26.common.ledger import (INCONCLUSIVE, LEDGER_KEY, NOT_REPRODUCED, NOT_TESTED, PARTLY_REPRODUCED,
                                   REPRODUCED, ClaimStatus, Ledger, chapter_verdict, is_fragile, paired_test_p,
-                                  parse_check_output, per_seed_values, read_ledger, robust_status)
+                                  parse_check_output, per_seed_flags, per_seed_values, read_ledger, robust_status)
 from icml26.common.plotting import (COLUMN_WIDTH_IN, add_colorbar, book_figure, check_figure, integer_ticks,
                                     use_book_style)
 
@@ -131,6 +131,16 @@ def test_per_seed_values_accepts_numbers_and_refuses_the_rest():
         per_seed_values([0.9, 0.8], "acc", min_count=3)
     with pytest.raises(ValueError, match="at least 1"):
         per_seed_values([], "acc")
+
+
+def test_per_seed_flags_accepts_bools_only():
+    import numpy as np
+
+    assert per_seed_flags([True, np.bool_(False)], "holds") == [True, False]
+    with pytest.raises(TypeError, match="holds must be a bool, got int"):
+        per_seed_flags([True, 1], "holds")
+    with pytest.raises(TypeError, match="holds must be a sequence of bools"):
+        per_seed_flags(True, "holds")
 
 
 def test_paired_test_detects_a_consistent_gain_and_not_noise():

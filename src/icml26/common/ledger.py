@@ -6,7 +6,7 @@ threshold is a named constant. Checks that the book adds beyond the paper are ex
 ``E1, E2, ...``: shown, marked as ours, never counted in the verdict.
 
 - :class:`ClaimStatus` is one decided claim (status, deciding figures, threshold, reason, fragile).
-- :func:`per_seed_values` checks the figures a decision function receives;
+- :func:`per_seed_values` and :func:`per_seed_flags` check what a decision function receives;
   :func:`robust_status` applies the robustness rule over seeds; :func:`paired_test_p` gives the
   one-sided paired test over evaluation items; :func:`is_fragile` the fragile flag.
 - :class:`Ledger` collects a chapter's statuses, shows the table (HTML, with the figures) and
@@ -112,7 +112,7 @@ def chapter_verdict(statuses: Iterable[str]) -> str:
 
 
 def _as_bool(value, what: str) -> bool:
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and type(value).__name__ in ("bool", "bool_")):
         return bool(value)
     raise TypeError(f"{what} must be a bool, got {type(value).__name__} ({value!r})")
 
@@ -125,7 +125,8 @@ def per_seed_values(values, what: str, n: int | None = None, min_count: int = 1)
         raise TypeError(f"{what} must be a sequence of numbers (one per seed), got {type(values).__name__}")
     out = []
     for v in values:
-        if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
+        if isinstance(v, bool) or type(v).__module__ == "numpy" and type(v).__name__ in ("bool", "bool_") \
+                or not isinstance(v, numbers.Real):
             raise TypeError(f"{what} must hold numbers, got {type(v).__name__} ({v!r})")
         if not math.isfinite(float(v)):
             raise ValueError(f"{what} holds a non-finite value ({v!r})")
@@ -135,6 +136,14 @@ def per_seed_values(values, what: str, n: int | None = None, min_count: int = 1)
     if len(out) < min_count:
         raise ValueError(f"{what}: needs at least {min_count} values, got {len(out)}")
     return out
+
+
+def per_seed_flags(values, what: str) -> list[bool]:
+    """Yes/no results handed to a decision function (one per seed, run or density), checked:
+    a sequence of bools (Python or numpy). Returns them as Python bools."""
+    if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
+        raise TypeError(f"{what} must be a sequence of bools, got {type(values).__name__}")
+    return [_as_bool(v, what) for v in values]
 
 
 def robust_status(holds_per_seed: Sequence[bool], size_ok_per_seed: Sequence[bool] | None = None,

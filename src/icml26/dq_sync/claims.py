@@ -10,7 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from icml26.common.ledger import per_seed_values
+from icml26.common.ledger import per_seed_flags, per_seed_values
 from icml26.common.ledger import (
     INCONCLUSIVE, NOT_REPRODUCED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus, is_fragile, paired_test_p,
     robust_status,
@@ -34,20 +34,11 @@ C4_MAX_RMSE = 0.05
 E1_MIN_IMPROVES = 0.9
 
 
-def _bools(values, what: str) -> list[bool]:
-    out = []
-    for v in values:
-        if not (isinstance(v, (bool, np.bool_))):
-            raise TypeError(f"{what} must be bools, got {type(v).__name__}")
-        out.append(bool(v))
-    return out
-
-
 def decide_c1(rates: Sequence[float], floor_grows: Sequence[bool], spectral_grows: Sequence[bool]) -> ClaimStatus:
     """C1: per seed (pooled over densities), the contraction ratio is < C1_MAX_RATE at every
     noise level, and both the DQGPM floor and the spectral error grow with the noise."""
     r = np.asarray(per_seed_values(rates, "rates"))
-    fg, sg = _bools(floor_grows, "floor_grows"), _bools(spectral_grows, "spectral_grows")
+    fg, sg = per_seed_flags(floor_grows, "floor_grows"), per_seed_flags(spectral_grows, "spectral_grows")
     if not (len(r) == len(fg) == len(sg)):
         raise ValueError(f"one entry per seed needed: {len(r)} rates, {len(fg)} floors, {len(sg)} spectral")
     holds = [bool(x < C1_MAX_RATE) and f and s for x, f, s in zip(r, fg, sg)]
@@ -91,8 +82,8 @@ def decide_c2(rot_dq, rot_eig, trans_dq, trans_eig, rot_lower_per_density: Seque
         return ClaimStatus("C2", "more accurate than the matrix method EIG-SE(3)", INCONCLUSIVE,
                            {"runs (paired)": len(a)}, "paired test over >= 30 runs",
                            f"only {len(a)} paired runs; the paired test needs 30 (the reduced preset runs 40)")
-    rl = _bools(rot_lower_per_density, "rot_lower_per_density")
-    tl = _bools(trans_lower_per_density, "trans_lower_per_density")
+    rl = per_seed_flags(rot_lower_per_density, "rot_lower_per_density")
+    tl = per_seed_flags(trans_lower_per_density, "trans_lower_per_density")
     if not rl or len(rl) != len(tl):
         raise ValueError("one rotation and one translation flag per density needed")
     # region: decision
@@ -162,7 +153,7 @@ def decide_e1(improves: Sequence[bool]) -> ClaimStatus:
     """E1 (ours): DQGPM's final rotation error <= its spectral start's in a share >= E1_MIN_IMPROVES
     of the benchmark runs (one bool per run). Fragile when the share lies within one binomial
     standard deviation sqrt(f (1 - f) / runs) of the threshold."""
-    runs = _bools(improves, "improves")
+    runs = per_seed_flags(improves, "improves")
     if not runs:
         raise ValueError("E1 needs at least one run")
     f = sum(runs) / len(runs)

@@ -10,6 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
+from icml26.common.ledger import per_seed_flags
 from icml26.common.ledger import (
     NOT_REPRODUCED, NOT_TESTED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus, is_fragile, robust_status,
 )
@@ -32,15 +33,6 @@ def _rows(rows, what: str) -> list[dict]:
     return list(rows)
 
 
-def _bools(values, what: str) -> list[bool]:
-    out = []
-    for v in values:
-        if not (isinstance(v, (bool, np.bool_))):
-            raise TypeError(f"{what} must be bools, got {type(v).__name__}")
-        out.append(bool(v))
-    return out
-
-
 def decide_c1(residuals: Sequence[float]) -> ClaimStatus:
     """C1: the student-teacher risk gap equals the expected misfit plus a cross term that the
     posterior mean removes (Bregman three-point identity) and the teacher's risk splits into
@@ -61,7 +53,7 @@ def decide_c2(closer_per_seed: Sequence[bool], corr: dict, rel_gap: dict) -> Cla
     widest width below the narrowest's, in every seed (both losses; robustness rule);
     (b) gain tracks misfit at the widest width: r > C2_MIN_CORRELATION and mean relative gap
     <= C2_MAX_RELATIVE_GAP, for each loss. Both: REPRODUCED; one: PARTLY; neither: NOT."""
-    closer = _bools(closer_per_seed, "closer_per_seed")
+    closer = per_seed_flags(closer_per_seed, "closer_per_seed")
     if set(corr) != set(rel_gap) or not corr:
         raise ValueError("corr and rel_gap need the same, non-empty set of losses")
     seeds_status = robust_status(closer)
@@ -139,7 +131,7 @@ def decide_e1(frac_gain_pos: dict, w2sg_digits_per_seed: Sequence[bool]) -> Clai
     """E1 (ours): W2SG occurs: the widest synthetic student beats its teacher in a share
     >= E1_MIN_FRACTION of settings for each loss, and the forward-CE digits student beats its
     teacher at T = 1 in every seed."""
-    digits = _bools(w2sg_digits_per_seed, "w2sg_digits_per_seed")
+    digits = per_seed_flags(w2sg_digits_per_seed, "w2sg_digits_per_seed")
     if not frac_gain_pos:
         raise ValueError("frac_gain_pos needs at least one loss")
     ok_a = all(float(v) >= E1_MIN_FRACTION for v in frac_gain_pos.values())
