@@ -145,4 +145,25 @@ def test_every_chapter_has_a_bibliography_file_listed_in_the_config():
     listed = config["bibtex_bibfiles"]
     files = sorted(f"book/refs/{p.name}" for p in (ROOT / "book" / "refs").glob("*.bib"))
     assert listed == files, "_config.yml's bibtex_bibfiles must list book/refs/*.bib, sorted"
-    assert {Path(f).stem for f in files} == {p.stem for p in NOTEBOOKS}, "one book/refs/<slug>.bib per chapter"
+    assert {Path(f).stem for f in files} == {p.stem for p in NOTEBOOKS} | {"shared"}, \
+        "one book/refs/<slug>.bib per chapter, plus shared.bib"
+
+
+def _bib_entries():
+    """(file, key, normalised title) of every entry in book/refs/*.bib."""
+    for path in sorted((ROOT / "book" / "refs").glob("*.bib")):
+        for key, body in re.findall(r"@\w+\{([^,\s]+),(.*?)\n\}", path.read_text(), re.S):
+            title = re.search(r"title\s*=\s*(.*)", body)
+            yield path.stem, key, re.sub(r"[^a-z0-9]", "", title.group(1).lower()) if title else key
+
+
+def test_every_work_is_listed_once():
+    seen, keys = {}, set()
+    for stem, key, title in _bib_entries():
+        assert key not in keys, f"{stem}.bib: key {key} is used twice"
+        keys.add(key)
+        assert title not in seen, f"{key} repeats {seen.get(title)}: a work cited by several chapters goes in shared.bib"
+        seen[title] = key
+    shared = {key for stem, key, _ in _bib_entries() if stem == "shared"}
+    cited_by = {key: {p.stem for p in NOTEBOOKS if key in p.read_text()} for key in shared}
+    assert all(len(c) >= 2 for c in cited_by.values()), f"shared.bib holds works cited by one chapter only: {cited_by}"

@@ -174,21 +174,24 @@ def eig_se3(graph: PoseGraph, solver: str = "auto", self_loops: bool = True, rou
         M = M / M[:, 3:4, 3:4]
         return project_so3(M[:, :3, :3]), M[:, :3, 3]
     # region: rounding
-    # (1) choose Q with B Q ~ [0 0 0 1] for the bottom rows B (n, 4) of all blocks.
-    # B has rank 1 (only the eigenvalue-1 vector reaches the bottom rows), so B q = 1 has a
-    # 3-dim family of exact solutions: take the minimum-norm one, along B's one direction, which
-    # does not depend on the basis the eigensolver returned.
+    # (1) choose Q with B Q ~ [0 0 0 1] for the bottom rows B (n, 4).
+    # B has rank 1 (only the eigenvalue-1 vector reaches the bottom rows):
+    # its 3 null directions give the rotation columns, and B q = 1 has a
+    # family of exact solutions. The minimum-norm one, along B's one
+    # direction, does not depend on the basis the eigensolver returned.
     B = U[:, 3, :]  # (n, 4)
     left, sing, Vh = torch.linalg.svd(B, full_matrices=True)
-    null = Vh[1:].T  # (4, 3): right singular vectors of the 3 smallest singular values
-    q4 = Vh[:1].T * (left[:, 0].sum() / sing[0])  # (4, 1): minimum-norm solution of B q = 1
+    null = Vh[1:].T  # (4, 3): the 3 smallest singular directions
+    q4 = Vh[:1].T * (left[:, 0].sum() / sing[0])  # (4, 1)
     Q = torch.cat([null, q4], 1)  # (4, 4)
     M = U @ Q  # (n, 4, 4), each block ~ T_i G
-    # a reflection in the mixing would make every 3x3 block improper: flip one null vector
+    # a reflection in the mixing makes every 3x3 block improper:
+    # flip one null vector
     if fix_reflection and float(torch.det(M[:, :3, :3]).median()) < 0:
         Q = torch.cat([-null[:, :1], null[:, 1:], q4], 1)
         M = U @ Q
-    # (2) normalise each block by its (4,4) entry, (3) project onto SO(3), read translation.
+    # (2) divide each block by its (4,4) entry,
+    # (3) project onto SO(3) and read the translation.
     M = M / M[:, 3:4, 3:4]
     R = project_so3(M[:, :3, :3])
     t = M[:, :3, 3]
