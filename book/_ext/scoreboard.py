@@ -138,5 +138,5 @@ def _add_static_path(app):
 def setup(app):
     app.add_directive("scoreboard", ScoreboardDirective)
     app.connect("builder-inited", _add_static_path)
-    app.add_css_file("scoreboard.css")
+    app.add_css_file("book.css")  # the scoreboard's and the ledgers' tables
     return {"version": "2.0", "parallel_read_safe": True, "parallel_write_safe": True}
