@@ -7,9 +7,25 @@ import torch
 matplotlib.use("Agg")
 
 from icml26.common import (Checkpointer, Timer, excerpt, load_checkpoint, save_checkpoint, source_of)
-from icml26.common.ledger import (INCONCLUSIVE, LEDGER_KEY, NOT_REPRODUCED, NOT_TESTED, PARTLY_REPRODUCED,
-                                  REPRODUCED, ClaimStatus, Ledger, chapter_verdict, is_fragile, paired_test_p,
-                                  parse_check_output, per_seed_flags, per_seed_values, read_ledger, robust_status)
+from icml26.common.ledger import (
+    INCONCLUSIVE,
+    LEDGER_KEY,
+    NOT_REPRODUCED,
+    NOT_TESTED,
+    PARTLY_REPRODUCED,
+    REPRODUCED,
+    ClaimStatus,
+    Ledger,
+    chapter_verdict,
+    combine_sub_results,
+    is_fragile,
+    paired_test_p,
+    parse_check_output,
+    per_seed_flags,
+    per_seed_values,
+    read_ledger,
+    robust_status,
+)
 from icml26.common.plotting import (COLUMN_WIDTH_IN, add_colorbar, book_figure, check_figure, integer_ticks,
                                     use_book_style)
 
@@ -131,6 +147,18 @@ def test_per_seed_values_accepts_numbers_and_refuses_the_rest():
         per_seed_values([0.9, 0.8], "acc", min_count=3)
     with pytest.raises(ValueError, match="at least 1"):
         per_seed_values([], "acc")
+
+
+def test_sub_results_combine_into_one_claim_status():
+    assert combine_sub_results([REPRODUCED, REPRODUCED]) == REPRODUCED
+    assert combine_sub_results([REPRODUCED, INCONCLUSIVE]) == PARTLY_REPRODUCED
+    assert combine_sub_results([PARTLY_REPRODUCED, NOT_REPRODUCED]) == PARTLY_REPRODUCED
+    assert combine_sub_results([NOT_REPRODUCED, NOT_REPRODUCED]) == NOT_REPRODUCED
+    assert combine_sub_results([NOT_REPRODUCED, INCONCLUSIVE]) == INCONCLUSIVE
+    with pytest.raises(ValueError, match="at least one sub-result"):
+        combine_sub_results([])
+    with pytest.raises(ValueError, match="unknown status"):
+        combine_sub_results(["REPRODUCED!"])
 
 
 def test_per_seed_flags_accepts_bools_only():

@@ -48,13 +48,6 @@ def test_c3_boundaries():
         C.decide_c3({"a": [(0.9, float("nan"))] * 3})
 
 
-def test_combine():
-    assert C.combine({"x": REPRODUCED, "y": INCONCLUSIVE}) == PARTLY_REPRODUCED
-    assert C.combine({"x": NOT_REPRODUCED, "y": INCONCLUSIVE}) == INCONCLUSIVE
-    with pytest.raises(ValueError):
-        C.combine({})
-
-
 def test_matched_metric():
     rows = [{"dataset": "d", "seed": 0, "method": "RIPPER", "metric": m, "complexity": c}
             for m, c in ((0.7, 5), (0.8, 12), (0.9, 40))]

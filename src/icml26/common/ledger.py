@@ -7,6 +7,7 @@ threshold is a named constant. Checks that the book adds beyond the paper are ex
 
 - :class:`ClaimStatus` is one decided claim (status, deciding figures, threshold, reason, fragile).
 - :func:`per_seed_values` and :func:`per_seed_flags` check what a decision function receives;
+  :func:`combine_sub_results` gives a claim's status from its sub-results;
   :func:`robust_status` applies the robustness rule over seeds; :func:`paired_test_p` gives the
   one-sided paired test over evaluation items; :func:`is_fragile` the fragile flag.
 - :class:`Ledger` collects a chapter's statuses, shows the table (HTML, with the figures) and
@@ -144,6 +145,22 @@ def per_seed_flags(values, what: str) -> list[bool]:
     if isinstance(values, (str, bytes, Mapping)) or not hasattr(values, "__len__"):
         raise TypeError(f"{what} must be a sequence of bools, got {type(values).__name__}")
     return [_as_bool(v, what) for v in values]
+
+
+def combine_sub_results(statuses: Iterable[str]) -> str:
+    """The status of a claim made of several sub-results (datasets, baselines, metrics): all
+    REPRODUCED -> REPRODUCED; some REPRODUCED or PARTLY -> PARTLY REPRODUCED; all NOT REPRODUCED
+    -> NOT REPRODUCED; otherwise (none holds, some undecided) INCONCLUSIVE."""
+    subs = [_check_status(s) for s in statuses]
+    if not subs:
+        raise ValueError("a claim needs at least one sub-result")
+    if all(s == REPRODUCED for s in subs):
+        return REPRODUCED
+    if any(s in (REPRODUCED, PARTLY_REPRODUCED) for s in subs):
+        return PARTLY_REPRODUCED
+    if all(s == NOT_REPRODUCED for s in subs):
+        return NOT_REPRODUCED
+    return INCONCLUSIVE
 
 
 def robust_status(holds_per_seed: Sequence[bool], size_ok_per_seed: Sequence[bool] | None = None,

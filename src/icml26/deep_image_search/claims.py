@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from icml26.common.ledger import combine_sub_results
 from icml26.common.ledger import (INCONCLUSIVE, NOT_REPRODUCED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus,
                                   is_fragile, paired_test_p, robust_status)
 
@@ -102,14 +103,9 @@ def decide_c2(agent_f1, direct_f1, no_meta_f1, seed_of_item=None, memory_ablatio
     vs_direct = paired_gain(agent_f1, direct_f1, C2_MIN_F1_GAIN_DIRECT, seed_of_item)
     vs_meta = paired_gain(agent_f1, no_meta_f1, C2_MIN_F1_GAIN_ABLATION, seed_of_item)
     subs = [vs_direct["status"], vs_meta["status"]]
-    if all(s == REPRODUCED for s in subs):
-        status = REPRODUCED if memory_ablation_tested else PARTLY_REPRODUCED
-    elif any(s in (REPRODUCED, PARTLY_REPRODUCED) for s in subs):
+    status = combine_sub_results(subs)
+    if status == REPRODUCED and not memory_ablation_tested:
         status = PARTLY_REPRODUCED
-    elif all(s == NOT_REPRODUCED for s in subs):
-        status = NOT_REPRODUCED
-    else:
-        status = INCONCLUSIVE
     parts = [f"vs direct: {subs[0]}", f"vs no metadata filter: {subs[1]}"]
     if not memory_ablation_tested:
         parts.append("the memory ablation is not tested (the scripted planner is not a language model)")

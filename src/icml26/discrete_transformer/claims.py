@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from icml26.common.ledger import per_seed_flags
 from icml26.common.ledger import (
     NOT_REPRODUCED, NOT_TESTED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus, paired_test_p,
 )
@@ -61,11 +62,7 @@ def decide_c1(exact_anneal: float, agree: Sequence[bool], seq_anneal: Sequence[f
     ex = float(exact_anneal)
     if not (0.0 <= ex <= 1.0):
         raise ValueError(f"exact_anneal must lie in [0, 1], got {exact_anneal!r}")
-    flags = []
-    for f in agree:
-        if not (isinstance(f, (bool, np.bool_))):
-            raise TypeError(f"agree must hold bools, got {type(f).__name__}")
-        flags.append(bool(f))
+    flags = per_seed_flags(agree, "agree")
     if not flags:
         raise ValueError("agree needs at least one test sequence")
     # region: decision

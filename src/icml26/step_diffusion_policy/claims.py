@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml26.common.ledger import combine_sub_results
 from icml26.common.ledger import (INCONCLUSIVE, NOT_REPRODUCED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus,
                                   is_fragile, paired_test_p)
 
@@ -78,26 +79,12 @@ def paired_gain(method, baseline, min_gain: float, n_groups: int = 1) -> dict:
     return {"gain": gain, "p": float(p), "status": status, "per_seed_gain": per_seed, "fragile": bool(fragile),
             "floor_or_ceiling": floor_or_ceiling}
 
-
-def _combine(statuses) -> str:
-    """C1's two sub-results: both REPRODUCED -> REPRODUCED; one holds (REPRODUCED or PARTLY) ->
-    PARTLY REPRODUCED; both NOT REPRODUCED -> NOT REPRODUCED; otherwise INCONCLUSIVE."""
-    st = list(statuses)
-    if all(s == REPRODUCED for s in st):
-        return REPRODUCED
-    if any(s in (REPRODUCED, PARTLY_REPRODUCED) for s in st):
-        return PARTLY_REPRODUCED
-    if all(s == NOT_REPRODUCED for s in st):
-        return NOT_REPRODUCED
-    return INCONCLUSIVE
-
-
 def decide_c1(step, ddim, spatial, n_groups: int = 1) -> ClaimStatus:
     """C1: STEP-2 vs DDIM-2 (official configuration) and vs the spatial-only start, per-episode
     success paired by start state; each a sub-result with its size (half the paper's Push-T gain)."""
     vs_ddim = paired_gain(step, ddim, C1_MIN_GAIN_DDIM, n_groups)
     vs_sp = paired_gain(step, spatial, C1_MIN_GAIN_SPATIAL, n_groups)
-    status = _combine([vs_ddim["status"], vs_sp["status"]])
+    status = combine_sub_results([vs_ddim["status"], vs_sp["status"]])
     reason = "" if status == REPRODUCED else (
         f"vs DDIM-2: {vs_ddim['status']} (gain {vs_ddim['gain']:+.2f}, needs {C1_MIN_GAIN_DDIM:.2f}); "
         f"vs spatial-only: {vs_sp['status']} (gain {vs_sp['gain']:+.2f}, needs {C1_MIN_GAIN_SPATIAL:.2f})")

@@ -11,8 +11,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from icml26.common.ledger import per_seed_flags
 from icml26.common.ledger import (
-    INCONCLUSIVE, NOT_REPRODUCED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus, is_fragile, robust_status,
+    NOT_REPRODUCED, REPRODUCED, ClaimStatus, combine_sub_results, is_fragile, robust_status,
 )
 
 from .experiment import matched_metric
@@ -33,30 +34,10 @@ def _pairs(pairs, what: str) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"{what} must be (method, baseline) pairs of finite numbers, one per seed")
     return arr[:, 0], arr[:, 1]
 
-
-def combine(sub: Mapping[str, str]) -> str:
-    """A claim made of sub-results: all REPRODUCED -> REPRODUCED; some REPRODUCED or PARTLY ->
-    PARTLY REPRODUCED; all NOT REPRODUCED -> NOT REPRODUCED; otherwise INCONCLUSIVE."""
-    if not sub:
-        raise ValueError("a claim needs at least one sub-result")
-    vals = list(sub.values())
-    if all(v == REPRODUCED for v in vals):
-        return REPRODUCED
-    if any(v in (REPRODUCED, PARTLY_REPRODUCED) for v in vals):
-        return PARTLY_REPRODUCED
-    if all(v == NOT_REPRODUCED for v in vals):
-        return NOT_REPRODUCED
-    return INCONCLUSIVE
-
-
 def decide_c1(exact_flags: Sequence[bool]) -> ClaimStatus:
     """C1: the extracted DNF/CNF rules equal the network on every input row (train, validation,
     test) of every trained model (an exactness claim: float32 rounding tolerance in `check_exact`)."""
-    flags = []
-    for f in exact_flags:
-        if not (isinstance(f, (bool, np.bool_))):
-            raise TypeError(f"exact flags must be bools, got {type(f).__name__}")
-        flags.append(bool(f))
+    flags = per_seed_flags(exact_flags, "exact_flags")
     if not flags:
         raise ValueError("C1 needs at least one model")
     ok = all(flags)
@@ -80,7 +61,7 @@ def decide_c2(pairs: Mapping[tuple[str, str], Sequence[Sequence[float]]]) -> Cla
         figures[f"{dataset} vs {base}: seeds at least as good"] = f"{sum(holds)}/{len(holds)}"
         figures[f"{dataset} vs {base}: mean margin"] = float(np.mean(tt - bl))
         fragile = fragile or is_fragile(tt - bl, -C2_MARGIN, [REPRODUCED if h else NOT_REPRODUCED for h in holds])
-    status = combine(sub)
+    status = combine_sub_results(sub.values())
     failing = [k for k, v in sub.items() if v != REPRODUCED]
     reason = "" if status == REPRODUCED else "not in every seed: " + ", ".join(f"{k} ({sub[k]})" for k in failing)
     return ClaimStatus("C2", "matched-complexity accuracy at least that of rule and tree baselines", status,
@@ -102,7 +83,7 @@ def decide_c3(pairs: Mapping[str, Sequence[Sequence[float]]]) -> ClaimStatus:
         figures[f"{dataset}: seeds learned > random"] = f"{sum(holds)}/{len(holds)}"
         figures[f"{dataset}: mean gain"] = float(np.mean(learned - rand))
         fragile = fragile or is_fragile(learned - rand, 0.0, [REPRODUCED if h else NOT_REPRODUCED for h in holds])
-    status = combine(sub)
+    status = combine_sub_results(sub.values())
     failing = [k for k, v in sub.items() if v != REPRODUCED]
     reason = "" if status == REPRODUCED else "not in every seed on " + ", ".join(f"{k} ({sub[k]})" for k in failing)
     return ClaimStatus("C3", "learned soft-TopK connections beat random ones", status, figures,
