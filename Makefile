@@ -25,7 +25,7 @@ _build/numerics.mk: src/icml26/numerics.py $(wildcard $(VENV)/.installed)
 	@mkdir -p _build && $(if $(wildcard $(PY)),$(PY),$(PYTHON)) src/icml26/numerics.py > $@
 include _build/numerics.mk
 
-.PHONY: help setup book book-strict serve test unit nbval browser run chapters student clean
+.PHONY: help setup book book-strict serve test unit nbval browser run chapters student clean evidence evidence-check
 
 help:
 	@echo "make book [OFFLINE=1]     set up .venv, build the HTML book from the stored outputs"
@@ -37,6 +37,9 @@ help:
 	@echo "                          (screenshots in _build/screenshots/) and the Colab install test"
 	@echo "make run CHAPTER=<slug> [SCALE=reduced] [DEVICE=auto] [SEED=0]   re-execute one chapter"
 	@echo "make chapters             re-execute every chapter at SCALE"
+	@echo "make evidence CHAPTER=<slug> [SCALE=evidence] [DEVICE=auto]   run the evidence preset headless and"
+	@echo "                          store src/icml26/<slug>/evidence/<scale>-<device>.json (its verdict)"
+	@echo "make evidence-check       check every stored evidence record (fresh sources, statuses follow from figures)"
 	@echo "make student              the student edition: _build/student/<slug>.ipynb without solutions and outputs"
 	@echo "make gpu-check [DEVICE=cpu] [BOX=20] [CHAPTER=a,b]   on a CUDA GPU: device tests, every chapter"
 	@echo "                          at reduced and a BOX-second slice of each full preset (_build/gpu-check.md)"
@@ -87,6 +90,16 @@ student: setup
 
 test: unit nbval student book-strict browser
 	@echo "make test: all checks passed"
+
+# Evidence records (CONTRIBUTING.md, section 3): the chapter's `evidence` preset, headless, through
+# run_experiment and build_ledger, stored as src/icml26/<slug>/evidence/<scale>-<device>.json.
+evidence: SCALE = evidence
+evidence: setup
+	@test -n "$(CHAPTER)" || { echo "usage: make evidence CHAPTER=<slug> [SCALE=evidence|full] [DEVICE=auto]"; exit 2; }
+	TQDM_DISABLE=1 $(PY) -m icml26.evidence run $(CHAPTER) --scale $(SCALE) --device $(DEVICE)
+
+evidence-check: setup
+	$(PY) -m icml26.evidence check
 
 run: setup
 	@test -n "$(CHAPTER)" || { echo "usage: make run CHAPTER=<slug> [SCALE=reduced] [DEVICE=auto] [SEED=0]"; exit 2; }

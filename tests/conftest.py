@@ -22,6 +22,13 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "device: the test takes the `device` fixture (runs on --device; make gpu-check)")
+    # The whole run's thread policy, once (the book's policy lives in resolve_device; no test module
+    # sets threads at import).
+    import torch
+
+    from icml26.common.device import CPU_THREADS
+
+    torch.set_num_threads(CPU_THREADS)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -12,14 +12,28 @@ import torch
 
 _DEVICE_PATTERN = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
 VALID_DEVICES = "'auto', 'cpu', 'cuda', 'cuda:N' (N a GPU index) or 'mps'"
+#: The book's thread policy on the CPU: its models are small and run many tiny ops, for which one
+#: thread is fastest on a shared 2-core machine (no oversubscription) and sums in one fixed order.
+CPU_THREADS = 1
 
 
-def resolve_device(name: str | torch.device = "auto") -> torch.device:
-    """Turn a user's device name into a `torch.device`, refusing what cannot run here.
+def resolve_device(name: str | torch.device = "auto", cpu_threads: int = CPU_THREADS) -> torch.device:
+    """Turn a user's device name into a `torch.device`, refusing what cannot run here, and apply
+    the thread policy: on the CPU, torch runs `cpu_threads` intra-op threads (the one place the
+    book sets them; a chapter whose large matmuls gain from more passes its own count).
 
     `auto` picks CUDA when present, then Apple's MPS, then the CPU. An explicit
     accelerator that is absent is an error, never a silent fallback.
     """
+    device = _resolve(name)
+    if device.type == "cpu":
+        if isinstance(cpu_threads, bool) or not isinstance(cpu_threads, int) or cpu_threads < 1:
+            raise ValueError(f"cpu_threads must be a positive integer, got {cpu_threads!r}")
+        torch.set_num_threads(cpu_threads)
+    return device
+
+
+def _resolve(name) -> torch.device:
     if isinstance(name, torch.device):
         name = str(name)
     if not isinstance(name, str) or not _DEVICE_PATTERN.match(name.strip().lower()):
