@@ -54,12 +54,12 @@ def plot_progress(summary: dict, arms=("ours", "no_eps", "fixed", "codesign")):
     return fig
 
 
-def plot_schedule(rollout: dict, n_eval: int, course_names):
-    """Configuration in use over time, for the first evaluation env of each course."""
-    configs = rollout["configs"].cpu().numpy()  # [T, N]
+def plot_schedule(schedule: dict):
+    """Configuration in use over time, for the first evaluation course of each kind
+    (`schedule`: course -> [T] configuration index, from one seed's results)."""
     fig, ax = book_figure(1, 1, height=2.4)
-    for i, name in enumerate(course_names):
-        ax.plot(configs[:, i * n_eval] + 0.06 * i, label=name, drawstyle="steps-post")
+    for i, (name, configs) in enumerate(schedule.items()):
+        ax.plot(np.asarray(configs) + 0.06 * i, label=name, drawstyle="steps-post")
     ax.set_yticks(range(len(CONFIGS)), CONFIGS)
     ax.set_xlabel("step")
     ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1, 1))

@@ -49,13 +49,15 @@ def run_hierarchy(prims: dict[int, Primitive], env: ReconfCourse, chooser, cfg: 
     """Hierarchical rollout: every `decision_every` steps `chooser(obs, current)` picks c [N];
     a switch re-runs the chosen primitive's design tail (new xi) and costs `switch_cost` idle
     steps; in between the chosen primitive's control tail acts. Returns progress [N], switch
-    counts [N], the per-step configuration [T, N] and the decision transitions."""
+    counts [N], the per-step configuration [T, N], the decision transitions, the boundary gap of
+    every switch, and the boundary gap and switch flag of every robot at every decision ([D, N]:
+    the chance baseline of C4 draws its switch times from these)."""
     n, dev = env.n, env.device
     env.reset()
     current = torch.full((n,), -1, dtype=torch.long, device=dev)
     xi = torch.zeros(n, device=dev)
     switches = torch.zeros(n, dtype=torch.long, device=dev)
-    trans, used, gaps = [], [], []
+    trans, used, gaps, dec_gaps, dec_switch = [], [], [], [], []
     T = horizon or cfg.horizon
     ids = sorted(prims)
     for t in range(T):
@@ -69,7 +71,10 @@ def run_hierarchy(prims: dict[int, Primitive], env: ReconfCourse, chooser, cfg: 
             switch = new & (current >= 0)
             env.timer = torch.where(switch, torch.full_like(env.timer, cfg.switch_cost), env.timer)
             switches += switch.long()
-            gaps.append(boundary_gap(env)[switch])  # how far from a segment boundary each switch happens
+            gap = boundary_gap(env)  # [N] distance to the nearest inner segment boundary
+            gaps.append(gap[switch])  # how far from a segment boundary each switch happens
+            dec_gaps.append(gap)
+            dec_switch.append(switch)
             for c in ids:  # re-emit the design of the chosen primitive (design stage)
                 xi_c = prims[c].policy.act_mean(env, xi, True) if prims[c].fixed_xi is None else \
                     torch.full((n,), prims[c].fixed_xi, device=dev)
@@ -90,7 +95,8 @@ def run_hierarchy(prims: dict[int, Primitive], env: ReconfCourse, chooser, cfg: 
             trans[-1]["r"] = 10.0 * (env.progress() - trans[-1]["p0"])
     trans[-1]["s2"] = scheduler_obs(env, current)
     return {"progress": env.progress(), "switches": switches, "configs": torch.stack(used), "trans": trans,
-            "switch_gaps": torch.cat(gaps)}
+            "switch_gaps": torch.cat(gaps), "decision_gaps": torch.stack(dec_gaps),
+            "decision_switches": torch.stack(dec_switch)}
 
 
 def boundary_gap(env: ReconfCourse) -> torch.Tensor:
@@ -153,6 +159,14 @@ def greedy_chooser(q: QScheduler):
     def choose(s, current):
         with torch.no_grad():
             return q(s).argmax(1)
+    return choose
+
+
+def random_chooser(generator: torch.Generator):
+    """A scheduler that picks a configuration uniformly at random at every decision (the chance
+    level the trained scheduler must beat: its competence check)."""
+    def choose(s, current):
+        return torch.randint(0, N_CONFIG, (s.shape[0],), generator=generator).to(s.device)
     return choose
 
 
