@@ -8,6 +8,7 @@ GPT-2), `experiment` (runs and the reproduction check), `plots`, `config` (prese
 """
 
 from .config import EXPECTED_TIME, PRESETS, AsymConfig, get_config
+from .experiment import run_experiment
 from .weighting import (
     ASYMMETRIC, LABELS, SCHEMES, SYMMETRIC, advantage_coefficients, effective_weight, group_advantages,
     informative_groups, prompt_weight,
@@ -15,4 +16,4 @@ from .weighting import (
 
 __all__ = ["ASYMMETRIC", "AsymConfig", "EXPECTED_TIME", "LABELS", "PRESETS", "SCHEMES", "SYMMETRIC",
            "advantage_coefficients", "effective_weight", "get_config", "group_advantages", "informative_groups",
-           "prompt_weight"]
+           "prompt_weight", "run_experiment"]

@@ -13,10 +13,9 @@ import torch
 from icml26.common import progress, resolve_device
 
 from .config import AsymConfig
-from .lm import RLHistory, build_model, train_rl, train_sft
+from .lm import RLHistory, build_model, success_probs, train_rl, train_sft
 from .simulator import SimResult, mean_field, simulate, time_to_target
 from .task import make_task
-from .lm import success_probs
 from .theory import optimal_weight, optimal_weight_numeric, scheme_time
 from .weighting import LABELS
 
@@ -217,26 +216,6 @@ def theory_figures() -> tuple[float, float]:
     return gap, float(lo / hi)
 
 
-def build_ledger(part_a_seeds: list[dict], part_b: dict, part_c: dict, sft_acc: list[float], config: AsymConfig,
-                 sim_post_target: float = 0.95):
-    """The chapter's ledger from the runs (decision functions and thresholds in `claims.py`)."""
-    from icml26.common.ledger import Ledger
-
-    from . import claims
-
-    tb = {s: [claims.time_bounds(h.accuracy, config.target_acc) for h in hs] for s, hs in part_b.items()}
-    tc = {s: [claims.time_bounds(h.accuracy, post_sft_target(a0, config.post_sft_gain)) for h, a0 in zip(hs, sft_acc)]
-          for s, hs in part_c.items()}
-    gap, asym = theory_figures()
-    ledger = Ledger("asymmetric_weighting", claims.CLAIM_IDS, "full-text summary")
-    ledger.extend([
-        claims.decide_c1(tb["grpo"], {s: tb[s] for s in claims.C1_SCHEMES}),
-        claims.decide_c2(tb["grpo"], tb["sqrt"], tc["grpo"], tc["sqrt"]),
-        claims.decide_c3(gap, asym, [simulator_time_gaps(a, config.sim_target, sim_post_target) for a in part_a_seeds]),
-    ])
-    return ledger
-
-
 def responses_to_target(h: RLHistory, target: float) -> float:
     """Generated responses until the mean success first reaches `target` (inf if never)."""
     return time_to_target(h.accuracy, target, h.responses)
@@ -285,3 +264,55 @@ def explore_theory(rho0: float, target: float = 0.9, schemes=("rloo", "grpo", "l
                 "time_responses": scheme_time(s, rho0, target, "responses")} for s in schemes} | {
         "optimal": {"omega_updates": float(optimal_weight(rho, "updates")) / g,
                     "omega_responses": float(optimal_weight(rho, "responses")) / g}}
+
+
+def _history(h) -> dict:
+    return {"accuracy": [float(x) for x in h.accuracy], "zero_frac": [float(x) for x in h.zero_frac],
+            "responses": [float(x) for x in h.responses]}
+
+
+def run_experiment(config: AsymConfig, seed: int = 0, device=None) -> dict:
+    """The whole experiment behind the ledger: learning rates tuned by one rule on a held-out
+    seed, Part A (the exact simulator, at most 3 seeds: a sanity check), Part B (from-scratch RL,
+    `config.seeds` independently trained seeds, every scheme from the same initialisation per
+    seed) and Part C (RL after SFT). Returns plain data (curves as lists); `histories` turns it
+    back into the objects the plots take."""
+    from dataclasses import asdict, replace
+
+    dev = resolve_device("auto" if device is None else device)
+    config = replace(config, device=str(dev))
+    tuning = tune_all(config, seed=seed)
+    part_a = [run_part_a(config, seed=seed + k) for k in range(min(config.seeds, 3))]
+    part_b = run_part_b(config, seed=seed, lrs=tuning.scratch)
+    part_c, sft_acc = run_part_c(config, seed=seed, lrs=tuning.post_sft)
+    gap, asym = theory_figures()
+    sim_post_target = 0.95
+    return {
+        "config": asdict(config), "seeds": [1000 * seed + k for k in range(config.seeds)],
+        "target_acc": config.target_acc, "post_sft_gain": config.post_sft_gain,
+        "sim_target": config.sim_target, "sim_post_target": sim_post_target,
+        "tuning": {"scratch": dict(tuning.scratch), "post_sft": dict(tuning.post_sft),
+                   "scores": {r: {s: [[float(lr), float(v)] for lr, v in sc.items()] for s, sc in d.items()}
+                              for r, d in tuning.scores.items()}},
+        "part_a": [{regime: {s: {"mc": _history(mc), "mf": _history(mf)} for s, (mc, mf) in d.items()}
+                    for regime, d in a.items()} for a in part_a],
+        "scratch": {s: [_history(h) for h in hs] for s, hs in part_b.items()},
+        "post_sft": {s: [_history(h) for h in hs] for s, hs in part_c.items()},
+        "sft_acc": [float(a) for a in sft_acc],
+        "theory": {"opt_gap": gap, "asymmetry": asym},
+        "sim_time_gaps": [simulator_time_gaps(a, config.sim_target, sim_post_target) for a in part_a],
+    }
+
+
+def histories(results: dict):
+    """(part_a, part_b, part_c, sft_acc, tuning) as the plots and tables take them, from the plain
+    results of `run_experiment`."""
+    arr = lambda h, cls, s: cls(s, np.array(h["accuracy"]), np.array(h["zero_frac"]), np.array(h["responses"]))  # noqa: E731
+    part_a = [{regime: {s: (arr(v["mc"], SimResult, s), arr(v["mf"], SimResult, s)) for s, v in d.items()}
+               for regime, d in a.items()} for a in results["part_a"]]
+    part_b = {s: [arr(h, RLHistory, s) for h in hs] for s, hs in results["scratch"].items()}
+    part_c = {s: [arr(h, RLHistory, s) for h in hs] for s, hs in results["post_sft"].items()}
+    t = results["tuning"]
+    tuning = Tuning(dict(t["scratch"]), dict(t["post_sft"]),
+                    {r: {s: {float(lr): float(v) for lr, v in sc} for s, sc in d.items()} for r, d in t["scores"].items()})
+    return part_a, part_b, part_c, list(results["sft_acc"]), tuning

@@ -59,6 +59,7 @@ class ConstrainedRead(nn.Module):
         self.logits = nn.Parameter(0.01 * torch.randn(n_slots))
 
     straight_through = False  # set by the trainer: hard forward, soft (Gumbel-softmax) gradient
+    noise = True  # set by the trainer: Gumbel noise on the read when a generator is given
 
     def weights(self, tau: float, hard: bool, generator=None, noise: bool = True) -> torch.Tensor:
         if hard:
@@ -73,7 +74,7 @@ class ConstrainedRead(nn.Module):
         """slots (B, N, S) -> (B, N). Gumbel noise is drawn only when a generator is given."""
         if slots.shape[-1] != self.logits.numel():
             raise ValueError(f"expected {self.logits.numel()} slots, got {slots.shape[-1]}")
-        return slots @ self.weights(tau, hard, generator, noise=generator is not None)
+        return slots @ self.weights(tau, hard, generator, noise=self.noise and generator is not None)
 
     @property
     def choice(self) -> int:
@@ -100,9 +101,16 @@ class NumericalAttention(nn.Module):
         causal = i[None, :] <= i[:, None]  # (N, N)
         return s.masked_fill(~causal, float("-inf"))
 
+    gumbel = False  # Gumbel noise on the attention scores during training (a design choice; see DTConfig)
+
     def forward(self, slots: torch.Tensor, tau: float, hard: bool, generator=None):
-        """Returns the written slot o (B, N) and the attention A (B, N, N)."""
-        A = torch.softmax(self.scores(slots, tau, hard, generator) / tau, dim=-1)
+        """Returns the written slot o (B, N) and the attention A (B, N, N). With `gumbel` set and a
+        `generator` given (training), Gumbel(0, 1) noise is added to the scores before the softmax."""
+        s = self.scores(slots, tau, hard, generator)
+        if self.gumbel and generator is not None:
+            u = torch.rand(s.shape, generator=generator).to(s.device).clamp(1e-10, 1 - 1e-10)
+            s = s - torch.log(-torch.log(u))  # masked (-inf) positions stay -inf
+        A = torch.softmax(s / tau, dim=-1)
         u = self.u(slots, tau, hard, generator)  # (B, N)
         return (A @ u[..., None])[..., 0], A
 
@@ -126,7 +134,7 @@ class DiscreteTransformer(nn.Module):
     """Layers of (numerical heads, then one numerical MLP) on a slot stream, then a readout."""
 
     def __init__(self, max_len: int, n_layers: int = 2, n_heads: int = 2, mlp_vars_in: int = 2,
-                 mlp_hidden: int = 16):
+                 mlp_hidden: int = 16, gumbel_attention: bool = False):
         super().__init__()
         if n_layers < 1 or n_heads < 1 or mlp_vars_in < 1:
             raise ValueError("n_layers, n_heads and mlp_vars_in must be positive")
@@ -137,6 +145,8 @@ class DiscreteTransformer(nn.Module):
             s = len(self.slot_names)
             slopes = [2.0 ** (-2 * h) for h in range(n_heads)]  # ALiBi-like: one recency scale per head
             self.heads.append(nn.ModuleList([NumericalAttention(s, max_len, sl) for sl in slopes]))
+            for h in self.heads[-1]:
+                h.gumbel = bool(gumbel_attention)
             self.slot_names += [f"a{layer + 1}{h + 1}" for h in range(n_heads)]
             self.mlps.append(NumericalMLP(len(self.slot_names), mlp_vars_in, mlp_hidden))
             self.slot_names.append(f"m{layer + 1}")

@@ -31,14 +31,15 @@ class TrainResult:
 
 
 def train_discrete_transformer(config: DTConfig, train: TaskData, anneal: bool = True,
-                               seed: int = 0, desc: str | None = None) -> TrainResult:
+                               seed: int = 0, desc: str | None = None,
+                               gumbel_attention: bool = False) -> TrainResult:
     """Adam on the masked MSE. With `anneal`, tau follows the geometric schedule 3 -> 0.01
     for the Gumbel reads *and* the attention softmax; without it (baseline a) tau stays at
     `noanneal_tau`. Logs loss, tau and the selection entropies every `log_every` steps."""
     device = train.x.device
     torch.manual_seed(seed)
     model = DiscreteTransformer(train.x.shape[1], config.n_layers, config.n_heads, config.mlp_vars_in,
-                                config.mlp_hidden).to(device)
+                                config.mlp_hidden, gumbel_attention=gumbel_attention).to(device)
     struct = [p for n, p in model.named_parameters() if "logits" in n or "theta" in n]
     rest = [p for n, p in model.named_parameters() if not ("logits" in n or "theta" in n)]
     opt = torch.optim.Adam([{"params": struct, "lr": config.lr_struct}, {"params": rest, "lr": config.lr}])
@@ -55,7 +56,9 @@ def train_discrete_transformer(config: DTConfig, train: TaskData, anneal: bool =
         tau = temperature(step, config.steps, config.tau_start, config.tau_end) if anneal else config.noanneal_tau
         idx = torch.randint(0, len(train), (config.batch_size,), generator=gen).to(device)
         batch = train.batch(idx)
-        noise_gen = gen if config.gumbel_noise else None  # None: deterministic annealed softmax reads
+        noise_gen = gen if (config.gumbel_noise or gumbel_attention) else None  # None: no noise anywhere
+        for r in model.reads():
+            r.noise = config.gumbel_noise
         loss = masked_loss(model(batch.x, tau, hard=False, generator=noise_gen), batch)
         opt.zero_grad()
         loss.backward()

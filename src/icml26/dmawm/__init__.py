@@ -8,10 +8,11 @@ world-model loss; DMAWM and the joint-latent baseline), `behavior` (imagination,
 from .behavior import Actor, Critic, actor_critic_losses, imagine, lambda_return
 from .config import EXPECTED_TIME, METHODS, PRESETS, DMAWMConfig, get_config
 from .env import FollowTheScout
+from .experiment import run_experiment
 from .model import ModelState, WorldModel, kl_balanced, world_model_loss
 
 __all__ = [
     "Actor", "Critic", "DMAWMConfig", "EXPECTED_TIME", "FollowTheScout", "METHODS", "ModelState", "PRESETS",
     "WorldModel", "actor_critic_losses", "get_config", "imagine", "kl_balanced", "lambda_return",
-    "world_model_loss",
+    "run_experiment", "world_model_loss",
 ]

@@ -1,125 +1,146 @@
-"""The claims ledger of the DMAWM chapter (the ledger rules: CONTRIBUTING.md, section 2): one decision function per claim.
+"""The claims ledger of the DMAWM chapter (the ledger rules: CONTRIBUTING.md, section 2): one
+decision function per claim, thresholds as named module constants fixed before the run.
 
-Thresholds are named module constants, fixed before the run. Comparisons use the one-sided paired
-test over the same real evaluation episodes (same goals and starts for every method; `paired_test_p`,
-p < ALPHA), which the robustness rule allows for at least 30 items. Every method is trained under the
-same convergence rule (`DMAWMConfig`).
+Every comparison of trained methods is decided over independently trained seeds (rule 1: each
+seed trains every method afresh; `replicated_status`), never by a paired test inside one trained
+pair. Every compared arm passes a competence check first (rule 2): a world model's reward head
+must explain the reward on held-out real episodes (R^2 >= REWARD_R2_MIN) before a policy learned
+in its imagination is compared, and some method must learn the task at the budget.
+
+C1 is a property of the architecture: DMAWM's agent module reads only its own agent's encoding, so
+its latent at t = 0 cannot hold another agent's private goal (by construction, rule 3); the paper's
+claim is that property, so the probe (with the joint model's probe as the check that the probe can
+read the goal at all) decides it.
 """
 
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from icml26.common.ledger import (INCONCLUSIVE, NOT_REPRODUCED, PARTLY_REPRODUCED, REPRODUCED, ClaimStatus,
-                                  is_fragile, paired_test_p)
+import numpy as np
+
+from icml26.common.ledger import (INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ClaimStatus, Competence, Ledger,
+                                  combine_sub_results, competence_reason, gate_competence, is_fragile,
+                                  per_seed_values, replicated_status, robust_status, seed_statuses)
 
 CLAIM_IDS = ("C1", "C2", "C3")
+SOURCE_BASIS = "abstract and README"
+STAND_INS: dict[str, str] = {}
 
 C1_PROBE_CHANCE_MAX = 0.60  # DMAWM follower probe (t = 0) at most this: near chance (0.5)
 C1_PROBE_JOINT_MIN = 0.90  # joint-latent follower probe at least this: clearly above chance
-ALPHA = 0.05  # one-sided paired test
 LEARNED_MIN = 0.75  # a policy "learns" the task: success at least this (a goal-blind team gets at most 0.5)
+#: Rule 2: a world model's reward head explains at least this share of the reward's variance on
+#: held-out real random-action episodes (mean over seeds) before its policy is compared.
+REWARD_R2_MIN = 0.5
 BASELINES = ("joint", "model_free")
+NAMES = {"dmawm": "DMAWM", "joint": "joint-latent WM", "model_free": "model-free"}
 
 
-def _prob(x, what: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0.0 <= float(x) <= 1.0:
-        raise ValueError(f"{what} must lie in [0, 1], got {x!r}")
-    return float(x)
+def reward_competence(method: str, r2_per_seed: Sequence[float]) -> Competence:
+    """Rule 2: the reward head's held-out R^2, mean over seeds, against REWARD_R2_MIN."""
+    r2 = per_seed_values(r2_per_seed, f"{method} reward R^2")
+    return Competence(f"{NAMES.get(method, method)} reward head R^2", float(np.mean(r2)), REWARD_R2_MIN)
 
 
-def _items(x: Sequence, what: str) -> list[float]:
-    vals = [float(v) for v in x]
-    if not vals:
-        raise ValueError(f"{what} is empty")
-    return vals
+def learned_competence(success: Mapping[str, Sequence[float]]) -> Competence:
+    """Some method learns the task at the budget: the best mean success over seeds >= LEARNED_MIN."""
+    best = max(float(np.mean(per_seed_values(v, f"success of {m}"))) for m, v in success.items())
+    return Competence("best method's success", best, LEARNED_MIN)
 
 
-def _bools(flags: Mapping[str, object], names: Sequence[str], what: str) -> dict[str, bool]:
-    missing = [n for n in names if n not in flags]
-    if missing:
-        raise ValueError(f"no {what} for {missing}")
-    for n in names:
-        if not isinstance(flags[n], bool):
-            raise TypeError(f"{what}[{n!r}] must be a bool, got {type(flags[n]).__name__}")
-    return {n: flags[n] for n in names}
+def decide_c1(probe_dmawm: Sequence[float], probe_joint: Sequence[float]) -> ClaimStatus:
+    """C1, per seed: DMAWM's follower latent at t = 0 is near chance (<= C1_PROBE_CHANCE_MAX) and the
+    joint latent holds the goal (>= C1_PROBE_JOINT_MIN); over seeds by `robust_status`. By
+    construction (the agent module reads only its own encoding); the paper's claim is that property."""
+    d = per_seed_values(probe_dmawm, "DMAWM probe accuracies", min_count=3)
+    j = per_seed_values(probe_joint, "joint probe accuracies", n=len(d))
+    if any(not 0 <= x <= 1 for x in d + j):
+        raise ValueError("probe accuracies must lie in [0, 1]")
+    ok_d = [x <= C1_PROBE_CHANCE_MAX for x in d]
+    ok_j = [x >= C1_PROBE_JOINT_MIN for x in j]
+    status = robust_status([a and b for a, b in zip(ok_d, ok_j)])
+    figs = {"probe DMAWM per seed": [round(x, 3) for x in d], "probe joint per seed": [round(x, 3) for x in j]}
+    rule = (f"DMAWM probe <= C1_PROBE_CHANCE_MAX = {C1_PROBE_CHANCE_MAX} and joint >= C1_PROBE_JOINT_MIN = "
+            f"{C1_PROBE_JOINT_MIN} in every seed")
+    if status == REPRODUCED:
+        reason = "by construction: DMAWM's agent module reads only its own agent's observation (the paper's claim is that property)"
+    elif all(ok_d) and not any(ok_j):
+        status, reason = INCONCLUSIVE, "the joint model's latent does not hold the goal either: the probe cannot discriminate"
+    elif not any(ok_d):
+        reason = "DMAWM's follower latent holds the goal in every seed"
+    else:
+        reason = "the seeds disagree"
+    fragile = is_fragile(d, C1_PROBE_CHANCE_MAX, seed_statuses(ok_d)) or is_fragile(j, C1_PROBE_JOINT_MIN,
+                                                                                    seed_statuses(ok_j))
+    return ClaimStatus("C1", "agent modules keep another agent's private information out of each latent", status,
+                       figs, rule, reason, fragile, by_construction=True, property_claim=True)
 
 
-def decide_c1(probe_dmawm: float, probe_joint: float) -> ClaimStatus:
-    """C1: DMAWM's follower latent holds no goal information at t = 0, the joint latent does."""
-    d, j = _prob(probe_dmawm, "probe_dmawm"), _prob(probe_joint, "probe_joint")
-    ok_d, ok_j = d <= C1_PROBE_CHANCE_MAX, j >= C1_PROBE_JOINT_MIN
-    rule = f"DMAWM probe <= C1_PROBE_CHANCE_MAX = {C1_PROBE_CHANCE_MAX}, joint >= C1_PROBE_JOINT_MIN = {C1_PROBE_JOINT_MIN}"
-    claim = "agent modules keep another agent's private information out of each latent"
-    figs = {"probe DMAWM": d, "probe joint": j}
-    fragile = is_fragile([d], C1_PROBE_CHANCE_MAX) or is_fragile([j], C1_PROBE_JOINT_MIN)
-    if ok_d and ok_j:
-        return ClaimStatus("C1", claim, REPRODUCED, figs, rule, "", fragile)
-    if ok_d:
-        return ClaimStatus("C1", claim, INCONCLUSIVE, figs, rule,
-                           "the joint model's latent does not hold the goal either: the probe cannot discriminate", fragile)
-    return ClaimStatus("C1", claim, NOT_REPRODUCED, figs, rule, f"DMAWM's follower latent holds the goal (probe {d:.2f})",
-                       fragile)
+def decide_c2(gap_dmawm: Sequence[float], gap_joint: Sequence[float],
+              competence: Sequence[Competence] = ()) -> ClaimStatus:
+    """C2: per seed, the mean |imagined - real| return of DMAWM is smaller than the joint model's
+    (effect = gap_joint - gap_dmawm > 0), over seeds by `replicated_status`; gated by rule 2 (both
+    reward heads explain the reward, and the world-model policies learned)."""
+    d = per_seed_values(gap_dmawm, "DMAWM gaps", min_count=3)
+    j = per_seed_values(gap_joint, "joint gaps", n=len(d))
+    effects = [b - a for a, b in zip(d, j)]
+    raw = replicated_status(effects, 0.0)
+    status = gate_competence(raw, competence)
+    figs = {"mean |imagined - real| DMAWM per seed": [round(x, 3) for x in d],
+            "mean |imagined - real| joint per seed": [round(x, 3) for x in j],
+            "DMAWM smaller in": f"{sum(e > 0 for e in effects)}/{len(effects)} seeds"}
+    rule = ("gap(joint) - gap(DMAWM) > 0 in every seed, or in 2 of 3 with seed t-test p < ALPHA = 0.05; "
+            f"competence: reward R^2 >= REWARD_R2_MIN = {REWARD_R2_MIN}, policy success >= LEARNED_MIN = {LEARNED_MIN}")
+    reason = {REPRODUCED: "", NOT_REPRODUCED: "DMAWM's dream is not closer to reality in any seed",
+              INCONCLUSIVE: competence_reason(competence) or "the seeds disagree; more seeds would settle it"}[status]
+    return ClaimStatus("C2", "imagined rollouts follow decentralized execution better than the joint model's", status,
+                       figs, rule, reason, is_fragile(effects, 0.0, seed_statuses([e > 0 for e in effects])),
+                       competence=competence)
 
 
-def decide_c2(gap_dmawm: Sequence, gap_joint: Sequence, success: Mapping[str, float]) -> ClaimStatus:
-    """C2: imagined rollouts follow decentralized execution more faithfully (smaller |imagined - real|
-    return per episode than the joint model, one-sided paired p < ALPHA). It tests only policies that
-    act on the goal: INCONCLUSIVE when neither world model's policy learned (success < LEARNED_MIN)."""
-    d, j = _items(gap_dmawm, "gap_dmawm"), _items(gap_joint, "gap_joint")
-    if len(d) != len(j):
-        raise ValueError(f"paired items differ in number: {len(d)} vs {len(j)}")
-    s = {m: _prob(success[m], f"success[{m}]") for m in ("dmawm", "joint")}
-    p = paired_test_p(j, d)  # the joint model's gap exceeds DMAWM's
-    figs = {"mean gap DMAWM": sum(d) / len(d), "mean gap joint": sum(j) / len(j), "p (one-sided, paired)": p,
-            "success DMAWM / joint": f"{s['dmawm']:.2f} / {s['joint']:.2f}"}
-    rule = f"paired one-sided p < ALPHA = {ALPHA}; some world-model policy learned (success >= {LEARNED_MIN})"
-    claim = "imagined rollouts follow decentralized execution better than the joint model's"
-    if max(s.values()) < LEARNED_MIN:
-        return ClaimStatus("C2", claim, INCONCLUSIVE, figs, rule,
-                           "neither world-model policy learned the task, so the gap tests no decentralized behaviour")
-    if p < ALPHA:
-        return ClaimStatus("C2", claim, REPRODUCED, figs, rule, "", is_fragile([p], ALPHA))
-    return ClaimStatus("C2", claim, NOT_REPRODUCED, figs, rule, f"DMAWM's gap is not smaller (p = {p:.3g})",
-                       is_fragile([p], ALPHA))
-
-
-def decide_c3(success_items: Mapping[str, Sequence], converged: Mapping[str, object],
-              auc: Mapping[str, float], cap: int) -> ClaimStatus:
-    """C3: DMAWM learns faster and better than the model-based (joint) and model-free baselines.
-
-    success_items: per evaluation episode (0/1) for "dmawm", "joint", "model_free" (same episodes);
-    auc: mean validation success over the cap's rounds (a stopped run keeps its last value), "faster".
-    Better: DMAWM's success exceeds each baseline's (paired p < ALPHA); faster: its auc >= each's.
-    Against both -> REPRODUCED; one -> PARTLY; none -> NOT REPRODUCED. INCONCLUSIVE when no method
-    learns (success < LEARNED_MIN for all), or when DMAWM stopped at the cap without converging."""
+def decide_c3(success: Mapping[str, Sequence[float]], auc: Mapping[str, Sequence[float]],
+              converged: Sequence[bool], cap: int, competence: Sequence[Competence] = ()) -> ClaimStatus:
+    """C3: DMAWM learns better (final success, effect per seed > 0 by `replicated_status`) and faster
+    (validation-curve mean at least the baseline's in every seed, `robust_status`) than each baseline;
+    sub-results per baseline and aspect combined by `combine_sub_results`; gated by rule 2. When it
+    does not hold and DMAWM was still improving at the cap in some seed: INCONCLUSIVE."""
     names = ("dmawm",) + BASELINES
-    items = {m: _items(success_items[m], f"success_items[{m}]") for m in names}
-    if len({len(v) for v in items.values()}) != 1:
-        raise ValueError("every method needs the same evaluation episodes")
-    conv = _bools(converged, names, "converged")
-    a = {m: float(auc[m]) for m in names}
-    mean = {m: sum(v) / len(v) for m, v in items.items()}
-    p = {b: paired_test_p(items["dmawm"], items[b]) for b in BASELINES}
-    beats = {b: p[b] < ALPHA and a["dmawm"] >= a[b] for b in BASELINES}
-    figs = {**{f"success {m}": mean[m] for m in names}, **{f"p vs {b}": p[b] for b in BASELINES},
-            **{f"curve mean {m}": a[m] for m in names}}
-    rule = (f"vs each baseline: paired one-sided p < ALPHA = {ALPHA} on success and curve mean >= its; "
-            f"some method learns (success >= LEARNED_MIN = {LEARNED_MIN})")
-    claim = "it learns faster and better than model-based and model-free baselines"
-    if max(mean.values()) < LEARNED_MIN:
-        return ClaimStatus("C3", claim, INCONCLUSIVE, figs, rule,
-                           f"no method learns within the {cap}-round cap; more rounds or a smaller task would settle it")
-    if not conv["dmawm"] and not all(beats.values()):
-        return ClaimStatus("C3", claim, INCONCLUSIVE, figs, rule,
-                           f"DMAWM still improving at the {cap}-round cap; the full preset's cap settles it")
-    if all(beats.values()):
-        return ClaimStatus("C3", claim, REPRODUCED, figs, rule, "", False)
-    if any(beats.values()):
-        won = [b for b in BASELINES if beats[b]]
-        return ClaimStatus("C3", claim, PARTLY_REPRODUCED, figs, rule, f"holds only against {', '.join(won)}", False)
-    return ClaimStatus("C3", claim, NOT_REPRODUCED, figs, rule,
-                       "DMAWM neither learns faster nor better than the baselines at this budget", False)
+    s = {m: per_seed_values(success[m], f"success of {m}", min_count=3) for m in names}
+    a = {m: per_seed_values(auc[m], f"curve mean of {m}", n=len(s["dmawm"])) for m in names}
+    if any(len(s[m]) != len(s["dmawm"]) for m in names):
+        raise ValueError("every method needs the same number of seeds")
+    subs, figs, fragile = {}, {}, False
+    for b in BASELINES:
+        eff = [x - y for x, y in zip(s["dmawm"], s[b])]
+        better = replicated_status(eff, 0.0)
+        faster = robust_status([x >= y for x, y in zip(a["dmawm"], a[b])])
+        subs[b] = combine_sub_results([better, faster])
+        fragile |= is_fragile(eff, 0.0, seed_statuses([e > 0 for e in eff]))
+        figs[f"success DMAWM - {NAMES[b]} per seed"] = [round(e, 3) for e in eff]
+        figs[f"vs {NAMES[b]}"] = f"better {better}, faster {faster}"
+    figs.update({f"success {NAMES[m]} per seed": [round(x, 3) for x in s[m]] for m in names})
+    raw = combine_sub_results(subs.values())
+    status = gate_competence(raw, competence)
+    rule = ("vs each baseline: success difference > 0 in every seed (or 2 of 3 with p < ALPHA = 0.05) and curve "
+            f"mean >= its in every seed; competence: reward R^2 >= REWARD_R2_MIN = {REWARD_R2_MIN}, best success >= "
+            f"LEARNED_MIN = {LEARNED_MIN}")
+    still = not all(bool(c) for c in converged)
+    if status == INCONCLUSIVE and competence_reason(competence):
+        reason = competence_reason(competence)
+    elif status != REPRODUCED and still:
+        status = INCONCLUSIVE
+        reason = f"DMAWM was still improving at the {cap}-round cap in some seed; the full preset's cap settles it"
+    elif status == REPRODUCED:
+        reason = ""
+    elif status == NOT_REPRODUCED:
+        reason = "DMAWM neither learns faster nor better than the baselines over the seeds"
+    elif status == INCONCLUSIVE:
+        reason = "the seeds disagree; more seeds would settle it"
+    else:
+        reason = "holds only in part: " + "; ".join(f"vs {NAMES[b]} {subs[b]}" for b in BASELINES)
+    return ClaimStatus("C3", "it learns faster and better than model-based and model-free baselines", status, figs,
+                       rule, reason, fragile, competence=competence)
 
 
 def curve_mean(history: Sequence[Mapping], cap: int) -> float:
@@ -131,14 +152,20 @@ def curve_mean(history: Sequence[Mapping], cap: int) -> float:
     return sum(vals) / cap
 
 
-def decide_all(results: Mapping[str, list], config) -> list[ClaimStatus]:
-    """Every claim from `run_experiment`'s results (first seed of each method)."""
-    r = {m: results[m][0] for m in ("dmawm",) + BASELINES}
-    f = {m: r[m]["final"] for m in r}
-    return [
-        decide_c1(f["dmawm"]["probe"], f["joint"]["probe"]),
-        decide_c2(f["dmawm"]["gap_items"], f["joint"]["gap_items"],
-                  {m: f[m]["success"] for m in ("dmawm", "joint")}),
-        decide_c3({m: f[m]["success_items"] for m in r}, {m: r[m]["converged"] for m in r},
-                  {m: curve_mean(r[m]["history"], config.rounds) for m in r}, config.rounds),
-    ]
+def build_ledger(results) -> Ledger:
+    """The chapter's ledger from `run_experiment`'s results (a pure function of the dict)."""
+    runs = results["methods"]
+    cap = int(results["rounds_cap"])
+    success = {m: [float(r["final"]["success"]) for r in runs[m]] for m in ("dmawm",) + BASELINES}
+    auc = {m: [curve_mean(r["history"], cap) for r in runs[m]] for m in success}
+    gaps = {m: [float(np.mean(r["final"]["gap_items"])) for r in runs[m]] for m in ("dmawm", "joint")}
+    reward = [reward_competence(m, [r["diagnostic"]["reward_r2"] for r in runs[m]]) for m in ("dmawm", "joint")]
+    wm_learned = [Competence(f"{NAMES[m]} policy success", float(np.mean(success[m])), LEARNED_MIN)
+                  for m in ("dmawm", "joint")]
+    ledger = Ledger("dmawm", CLAIM_IDS, SOURCE_BASIS, STAND_INS)
+    ledger.extend([
+        decide_c1([r["final"]["probe"] for r in runs["dmawm"]], [r["final"]["probe"] for r in runs["joint"]]),
+        decide_c2(gaps["dmawm"], gaps["joint"], reward + wm_learned),
+        decide_c3(success, auc, [r["converged"] for r in runs["dmawm"]], cap, reward + [learned_competence(success)]),
+    ])
+    return ledger

@@ -147,7 +147,9 @@ def train_method(config: DMAWMConfig, method: str, seed: int = 0, device=None, s
     bar = progress(range(config.rounds), desc=f"{method} seed {seed}", disable=not show_progress or None)
     for r in bar:
         replay.add(rollout(env, wm, actor if r > 0 else None, gen))
-        for _ in range(config.wm_updates):
+        # a fixed world-model warm-up on the first (random-action) data, before any behaviour update
+        # and before the convergence rule can stop the run
+        for _ in range(config.wm_updates + (config.wm_warmup if r == 0 else 0)):
             # region: world-model update
             loss, logs = world_model_loss(wm, replay.sample(config.batch_size, gen), config.kl_scale,
                                           config.kl_balance, config.free_nats)
@@ -176,7 +178,8 @@ def train_method(config: DMAWMConfig, method: str, seed: int = 0, device=None, s
         history.append({"round": r + 1, "env_steps": len(replay) * config.episode_len, **logs, **ev})
         if ev["success"] > best[0]:
             best = (ev["success"], _snapshot(wm, actor))
-        if converged_now([h_["success"] for h_ in history], config.patience, config.min_delta):
+        if r + 1 >= config.min_rounds and converged_now([h_["success"] for h_ in history], config.patience,
+                                                        config.min_delta):
             break
     converged = converged_now([h_["success"] for h_ in history], config.patience, config.min_delta)
     wm.load_state_dict(best[1][0]); actor.load_state_dict(best[1][1])
@@ -247,7 +250,8 @@ def train_model_free(config: DMAWMConfig, seed: int = 0, device=None, show_progr
         history.append({"round": r + 1, "env_steps": steps, **ev})
         if ev["success"] > best[0]:
             best = (ev["success"], _snapshot(actor))
-        if converged_now([h_["success"] for h_ in history], config.patience, config.min_delta):
+        if r + 1 >= config.min_rounds and converged_now([h_["success"] for h_ in history], config.patience,
+                                                        config.min_delta):
             break
     converged = converged_now([h_["success"] for h_ in history], config.patience, config.min_delta)
     actor.load_state_dict(best[1][0])
@@ -256,15 +260,79 @@ def train_model_free(config: DMAWMConfig, seed: int = 0, device=None, show_progr
             "final": final, "converged": converged}
 
 
-def run_experiment(config: DMAWMConfig, seed: int = 0, device=None) -> dict[str, list[dict]]:
-    """Every method, `config.n_seeds` seeds each (seeds seed, seed+1, ...), same rule and cap."""
+def train_all(config: DMAWMConfig, seed: int = 0, device=None) -> dict[str, list[dict]]:
+    """Every method, `config.n_seeds` independently trained seeds each (seed, seed+1, ...), same
+    rule and cap. Returns the trained modules too (for the diagnostics)."""
     return {m: [train_method(config, m, seed + s, device) for s in range(config.n_seeds)] for m in ALL_METHODS}
 
 
-def summarize(results: dict[str, list[dict]]) -> dict[str, dict[str, float]]:
-    """Mean over seeds of the final figures for each method."""
+def _plain(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().tolist()
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x
+
+
+DREAM_SEEDS = 3  # precomputed episodes per (method, goal) for the page's dream-vs-reality view
+
+
+def run_experiment(config: DMAWMConfig, seed: int = 0, device=None) -> dict:
+    """The whole experiment behind the ledger, as plain data: per method, one entry per
+    independently trained seed with its validation history, whether the convergence rule stopped
+    it, its final test figures (success and gap per episode, the probe) and, for the world models,
+    the reward head's held-out R^2 and the imagination diagnostic; plus precomputed dream-vs-reality
+    views of the first seed's world models (every goal, DREAM_SEEDS episodes)."""
+    from dataclasses import asdict, replace
+
+    dev = resolve_device("auto" if device is None else device)
+    config = replace(config, device=str(dev))
+    runs = train_all(config, seed, dev)
+    out = {"config": asdict(config), "seeds": [seed + s for s in range(config.n_seeds)], "rounds_cap": config.rounds,
+           "methods": {}}
+    for m, rs in runs.items():
+        out["methods"][m] = []
+        for k, r in enumerate(rs):
+            entry = {"seed": r["seed"], "history": _plain(r["history"]), "converged": bool(r["converged"]),
+                     "final": {key: _plain(v) for key, v in r["final"].items() if key != "batch"}}
+            if m in METHODS:
+                entry["diagnostic"] = imagination_diagnostic(config, r, seed=seed + k)
+            out["methods"][m].append(entry)
+    out["dreams"] = [{"method": m, "goal": g, "episode_seed": e,
+                      **_plain(dream_vs_reality(config, runs[m][0], goal=g, seed=e))}
+                     for m in METHODS for g in (0, 1) for e in range(DREAM_SEEDS)]
+    return out
+
+
+def dream_view(results: dict, method: str, goal: int, episode_seed: int) -> dict:
+    """One precomputed dream-vs-reality view, as numpy arrays (for `plots.plot_dream`)."""
+    import numpy as np
+
+    for d in results["dreams"]:
+        if (d["method"], d["goal"], d["episode_seed"]) == (method, goal, episode_seed):
+            return {k: np.asarray(v) if isinstance(v, list) else v for k, v in d.items()}
+    raise ValueError(f"no precomputed view for method={method!r}, goal={goal}, episode_seed={episode_seed}")
+
+
+def most_informative_view(results: dict) -> tuple[str, int, int]:
+    """The (method, goal, episode_seed) whose mean attention is farthest from uniform (the page's
+    default view: a uniform map would show nothing)."""
+    import numpy as np
+
+    def spread(d):
+        a = np.asarray(d["attention"]).mean(0)
+        return float(np.abs(a - 1.0 / a.shape[-1]).max())
+
+    best = max(results["dreams"], key=spread)
+    return best["method"], best["goal"], best["episode_seed"]
+
+
+def summarize(results: dict) -> dict[str, dict[str, float]]:
+    """Mean over seeds of the final figures for each method (from `run_experiment`'s results)."""
     out = {}
-    for m, runs in results.items():
+    for m, runs in results["methods"].items():
         f = [r["final"] for r in runs]
         out[m] = {k: sum(x[k] for x in f) / len(f) for k in ("success", "real_return") }
         out[m]["rounds"] = sum(len(r["history"]) for r in runs) / len(runs)

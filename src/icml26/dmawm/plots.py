@@ -76,14 +76,14 @@ def plot_summary(summary, probe_lines=(0.6, 0.9)):
 def plot_dream(d, title=""):
     """Agents' x-position over time: real episode (solid) vs the model's imagination (dashed)."""
     fig, axes = book_figure(1, 2, height=2.8, gridspec_kw={"width_ratios": [2.2, 1]})
-    t = np.arange(d["real"].shape[0])
+    t = np.arange(np.asarray(d["real"]).shape[0])
     for i, (name, c) in enumerate((("scout", METHOD), ("follower", BASELINE))):
         axes[0].plot(t, d["real"][:, i], "-o", ms=3, color=c, label=f"{name}, real")
         axes[0].plot(t, d["dream"][:, i], "--", color=c, label=f"{name}, dream")
     axes[0].axhline(d["goal_x"], color="gold", lw=3, alpha=0.6, label="active goal")
     axes[0].set_xlabel("step"); axes[0].set_ylabel("x position"); axes[0].legend(fontsize=8.5, ncol=2)
     axes[0].set_title(title)
-    im = axes[1].imshow(d["attention"].mean(0).numpy(), vmin=0, vmax=1, cmap="viridis")
+    im = axes[1].imshow(np.asarray(d["attention"]).mean(0), vmin=0, vmax=1, cmap="viridis")
     axes[1].set_xticks([0, 1], ["scout", "follower"]); axes[1].set_yticks([0, 1], ["scout", "follower"])
     axes[1].grid(False); axes[1].set_title("attention")
     add_colorbar(im, axes[1], "weight")
