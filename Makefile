@@ -41,7 +41,7 @@ help:
 	@echo "                          store src/icml26/<slug>/evidence/<scale>-<device>.json (its verdict)"
 	@echo "make evidence-check       check every stored evidence record (fresh sources, statuses follow from figures)"
 	@echo "make student              the student edition: _build/student/<slug>.ipynb without solutions and outputs"
-	@echo "make gpu-check [DEVICE=cpu] [BOX=20] [CHAPTER=a,b]   on a CUDA GPU: device tests, every chapter"
+	@echo "make gpu-check [DEVICE=cpu] [BOX=20] [CHAPTER=a,b] [RECORDS=s]   on a CUDA GPU: device tests, every chapter"
 	@echo "                          at reduced and a BOX-second slice of each full preset (_build/gpu-check.md)"
 
 # torch is installed on its own first, from the pin in requirements.txt, so that nothing
@@ -118,11 +118,13 @@ chapters: setup
 # machine's CUDA torch). Such a machine (device README: torch and the scientific stack, no Jupyter)
 # lacks ipython, ipywidgets and their pure-Python needs, wittgenstein, highspy and diffusers: carry them
 # as wheels in .whl/; `python3 src/icml26/gpucheck.py --print-carry` prints the download and install lines.
+# RECORDS=<seconds> then runs `full` presets headless, shortest projected first, and stores each finished
+# one as src/icml26/<slug>/evidence/full-cuda.json (copy them back from a lent machine's $OUT).
 .PHONY: gpu-check
 gpu-check:
 	@py=$$(test -x $(PY) && echo $(PY) || echo $(PYTHON)); \
 	PYTHONPATH=$(CURDIR)/src$${PYTHONPATH:+:$$PYTHONPATH} $$py -m icml26.gpucheck --device $(DEVICE) \
-	    $(if $(BOX),--box $(BOX)) $(if $(CHAPTER),--chapters $(CHAPTER))
+	    $(if $(BOX),--box $(BOX)) $(if $(CHAPTER),--chapters $(CHAPTER)) $(if $(RECORDS),--records $(RECORDS))
 
 clean:
 	rm -rf _build

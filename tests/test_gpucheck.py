@@ -47,7 +47,7 @@ def notebooks(tmp_path_factory) -> Path:
     return folder
 
 
-def test_ledger_lines_new_and_old():
+def test_ledger_lines_use_the_ledgers_grammar():
     text = ("C1 REPRODUCED: a\nC2 PARTLY REPRODUCED (fragile): b\nE1 (ours) NOT REPRODUCED: c\n"
             "C3 NOT TESTED: d\nC4 INCONCLUSIVE: e\nVerdict: PARTLY REPRODUCED (2 of 4)\nnoise C5 REPRODUCED: no\n")
     ledger = gpucheck.parse_ledger(text)
@@ -55,11 +55,13 @@ def test_ledger_lines_new_and_old():
                                 "C3": "NOT TESTED", "C4": "INCONCLUSIVE"}
     assert ledger["fragile"] == ["C2"] and ledger["verdicts"] == ["PARTLY REPRODUCED"]
     assert gpucheck.ledger_short(ledger) == "C1 R, C2 PR*, E1 NR, C3 NT, C4 INC; V: PR"
-    old = gpucheck.parse_ledger("Claim: x\nMeasured: y\nVerdict: NOT REPRODUCED\nVerdict: REPRODUCED\n")
-    assert old == {"claims": {}, "fragile": [], "verdicts": ["NOT REPRODUCED", "REPRODUCED"]}
-    assert gpucheck.same_ledger(old, old) is True
-    assert gpucheck.same_ledger(old, ledger) is False
-    assert gpucheck.same_ledger(old, gpucheck.parse_ledger("")) is None
+    only = gpucheck.parse_ledger("Claim: x\nVerdict: INCONCLUSIVE (0 of 2 tested claims reproduced)\n")
+    assert only == {"claims": {}, "fragile": [], "verdicts": ["INCONCLUSIVE"]}
+    assert gpucheck.same_ledger(only, only) is True
+    assert gpucheck.same_ledger(only, ledger) is False
+    assert gpucheck.same_ledger(only, gpucheck.parse_ledger("")) is None
+    marked = gpucheck.parse_ledger("C1 REPRODUCED (fragile) (stand-in): x\nVerdict: PARTLY REPRODUCED (0 of 1)\n")
+    assert marked["claims"] == {"C1": "REPRODUCED"} and marked["fragile"] == ["C1"]
     assert gpucheck.ledger_short(None) == "-"
 
 

@@ -62,28 +62,24 @@ CARRY_WHEELS = (
 #: Published as a source archive only (pure Python): built into a wheel where pip runs.
 CARRY_SDISTS = ("wittgenstein==0.3.5",)
 
-STATUSES = ("PARTLY REPRODUCED", "NOT REPRODUCED", "REPRODUCED", "INCONCLUSIVE", "NOT TESTED")
 SHORT = {"REPRODUCED": "R", "PARTLY REPRODUCED": "PR", "NOT REPRODUCED": "NR", "INCONCLUSIVE": "INC",
          "NOT TESTED": "NT"}
-_STATUS = "|".join(STATUSES)
-_CLAIM_LINE = re.compile(rf"^(?P<id>[CE]\d+)(?P<ours> \(ours\))? (?P<status>{_STATUS})(?P<fragile> \(fragile\))?:", re.M)
-_VERDICT_LINE = re.compile(rf"^Verdict: (?P<status>{_STATUS})\b", re.M)
 
 
 # --------------------------------------------------------------------------------------------
-# The ledger of a check cell's printed text
+# The ledger of a check cell's printed text (the line grammar is the ledger's own)
 # --------------------------------------------------------------------------------------------
 
 def parse_ledger(text: str) -> dict:
-    """Statuses in a check cell's stdout: the claim lines (`C1 REPRODUCED: ...`,
-    `E1 (ours) NOT REPRODUCED: ...`, `C2 PARTLY REPRODUCED (fragile): ...`) and every
-    `Verdict: <STATUS>` line (old notebooks print only those, one per checked claim)."""
-    claims, fragile = {}, []
-    for m in _CLAIM_LINE.finditer(text or ""):
-        claims[m["id"]] = m["status"]
-        if m["fragile"]:
-            fragile.append(m["id"])
-    return {"claims": claims, "fragile": fragile, "verdicts": [m["status"] for m in _VERDICT_LINE.finditer(text or "")]}
+    """Statuses in a check cell's stdout, read with the ledger's grammar
+    (`icml26.common.ledger.parse_check_output`): {"claims": {id: status}, "fragile": [ids],
+    "verdicts": [the verdict line's status]}."""
+    from .common.ledger import parse_check_output
+
+    parsed = parse_check_output(text or "")
+    claims = {k: v["status"] for k, v in parsed["claims"].items()}
+    fragile = [k for k, v in parsed["claims"].items() if v["fragile"]]
+    return {"claims": claims, "fragile": fragile, "verdicts": [parsed["verdict"]] if parsed["verdict"] else []}
 
 
 def ledger_short(ledger: dict | None) -> str:
@@ -461,6 +457,37 @@ def run_unit_tests(device: str, timeout: float, env: dict, paths: tuple[str, ...
             "summary": summary, "counts": counts, "problems": problems[:40]}
 
 
+def record_order(slugs: list[str], report: dict) -> list[str]:
+    """Chapters for the evidence records, shortest projected full run first (unknown ones last)."""
+    def projected(slug):
+        proj = ((report["chapters"].get(slug) or {}).get("full") or {}).get("projection") or {}
+        return proj.get("projected_s") if proj.get("projected_s") is not None else float("inf")
+
+    return sorted(slugs, key=projected)
+
+
+def make_records(slugs: list[str], report: dict, device: str, seconds: float, env: dict) -> dict:
+    """Run `python -m icml26.evidence run <slug> --scale full --device <device>` one chapter at a time
+    within `seconds`; each record is written in place and checked by its own run."""
+    deadline, done = time.perf_counter() + seconds, {}
+    for slug in record_order(slugs, report):
+        left = deadline - time.perf_counter()
+        if left < 30:
+            done[slug] = {"ok": False, "skipped": "over the records budget"}
+            continue
+        command = [sys.executable, "-m", "icml26.evidence", "run", slug, "--scale", "full", "--device", device]
+        began = time.perf_counter()
+        try:
+            run = subprocess.run(command, capture_output=True, text=True, timeout=left, env=env, cwd=ROOT)
+            done[slug] = {"ok": run.returncode == 0, "seconds": time.perf_counter() - began,
+                          "output": (run.stdout + run.stderr)[-2000:]}
+        except subprocess.TimeoutExpired:
+            done[slug] = {"ok": False, "seconds": left, "skipped": "ran past the records budget"}
+        print(f"  {slug} full record: {'written' if done[slug]['ok'] else 'not written'} "
+              f"{_fmt_s(done[slug].get('seconds'))} {done[slug].get('skipped', '')}", flush=True)
+    return done
+
+
 def device_facts(device: str) -> dict:
     import platform
 
@@ -584,6 +611,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--executor", choices=("inproc", "runner"), default="inproc",
                         help="reduced runs: own executor (default) or the papermill runner")
     parser.add_argument("--out", type=Path, default=ROOT / "_build", help="where gpu-check.json/.md and the scratch go")
+    parser.add_argument("--records", type=float, default=0.0,
+                        help="seconds for evidence records after the other parts: each chapter's `full` preset, "
+                             "shortest projected first, stored as src/icml26/<slug>/evidence/full-<device>.json")
     parser.add_argument("--print-carry", action="store_true", help="print how to carry the missing wheels, then exit")
     args = parser.parse_args(argv)
     if args.print_carry:
@@ -655,6 +685,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             list(pool.map(work, notebooks))
+
+    if args.records > 0:
+        report["records"] = make_records([nb.stem for nb in notebooks], report, device, args.records, env)
 
     report["total_s"] = time.perf_counter() - started
     args.out.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,33 @@ def test_cuda_asked_for_but_absent_is_a_clear_error():
         resolve_device("cuda:1")
 
 
+def test_resolve_device_applies_the_thread_policy_on_the_cpu():
+    from icml26.common.device import CPU_THREADS
+
+    before = torch.get_num_threads()
+    try:
+        resolve_device("cpu", cpu_threads=2)
+        assert torch.get_num_threads() == 2
+        resolve_device("cpu")
+        assert torch.get_num_threads() == CPU_THREADS == 1
+        for bad in (0, -1, 1.5, True):
+            with pytest.raises(ValueError, match="cpu_threads must be a positive integer"):
+                resolve_device("cpu", cpu_threads=bad)
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_expected_time_covers_every_preset_in_one_line_each():
+    from icml26.common.presets import check_expected_time
+
+    good = {"smoke": "seconds", "reduced": "about 20 s", "evidence": "about 3 min", "full": "about 1 h on a GPU"}
+    assert check_expected_time(good, _PRESETS) == good
+    with pytest.raises(ValueError, match="the presets are"):
+        check_expected_time({"smoke": "s"}, _PRESETS)
+    with pytest.raises(ValueError, match="one line of words"):
+        check_expected_time({**good, "full": ""}, _PRESETS)
+
+
 def test_banner_names_device_torch_preset_and_time():
     line = device_banner(torch.device("cpu"), "reduced", "about 60 s")
     assert "cpu" in line and torch.__version__ in line and "reduced" in line and "60 s" in line
@@ -60,17 +87,17 @@ class _Config:
     width: int = 8
 
 
-_PRESETS = {"smoke": _Config(1), "reduced": _Config(10), "full": _Config(1000, 64)}
+_PRESETS = {"smoke": _Config(1), "reduced": _Config(10), "evidence": _Config(100), "full": _Config(1000, 64)}
 
 
 def test_presets_select_and_override():
-    assert PRESET_NAMES == ("smoke", "reduced", "full")
+    assert PRESET_NAMES == ("smoke", "reduced", "evidence", "full")
     assert select_preset(_PRESETS, "reduced").steps == 10
     assert select_preset(_PRESETS, "full", steps=5) == _Config(5, 64)
 
 
 def test_unknown_preset_lists_the_valid_ones():
-    with pytest.raises(ValueError, match="unknown preset 'tiny'; valid presets: smoke, reduced, full"):
+    with pytest.raises(ValueError, match="unknown preset 'tiny'; valid presets: smoke, reduced, evidence, full"):
         select_preset(_PRESETS, "tiny")
     with pytest.raises(ValueError, match="unknown config field.*depth.*valid fields: steps, width"):
         select_preset(_PRESETS, "smoke", depth=3)
