@@ -17,27 +17,28 @@ def _float64():
     torch.set_default_dtype(old)
 
 
-def _random_simplex(gen, *shape):
-    return torch.softmax(2 * torch.randn(*shape, generator=gen), dim=-1)
+def _random_simplex(gen, *shape, device="cpu"):
+    """Drawn on the CPU (the same numbers on every device), then moved to the test's device."""
+    return torch.softmax(2 * torch.randn(*shape, generator=gen), dim=-1).to(device)
 
 
-def _random(gen, loss, *shape):
-    return _random_simplex(gen, *shape) if loss == "kl" else torch.randn(*shape, generator=gen)
+def _random(gen, loss, *shape, device="cpu"):
+    return _random_simplex(gen, *shape, device=device) if loss == "kl" else torch.randn(*shape, generator=gen).to(device)
 
 
 @pytest.mark.parametrize("loss", ["squared", "kl"])
-def test_bias_variance_identity(loss):
+def test_bias_variance_identity(loss, device):
     gen = torch.Generator().manual_seed(0)
-    g, teacher = _random(gen, loss, 50, 4), _random(gen, loss, 50, 30, 4)
+    g, teacher = _random(gen, loss, 50, 4, device=device), _random(gen, loss, 50, 30, 4, device=device)
     out = bias_variance(g, teacher, loss)
     assert out["residual"].abs().max() < 1e-6
     assert (out["bias"] >= 0).all() and (out["variance"] >= 0).all()
 
 
 @pytest.mark.parametrize("loss", ["squared", "kl"])
-def test_three_point_identity_and_posterior_mean(loss):
+def test_three_point_identity_and_posterior_mean(loss, device):
     gen = torch.Generator().manual_seed(1)
-    g, student, teacher = _random(gen, loss, 40, 5), _random(gen, loss, 40, 5), _random(gen, loss, 40, 25, 5)
+    g, student, teacher = _random(gen, loss, 40, 5, device=device), _random(gen, loss, 40, 5, device=device), _random(gen, loss, 40, 25, 5, device=device)
     out = misfit_decomposition(g, student, teacher, loss)
     assert out["residual"].abs().max() < 1e-6
     # a student equal to the posterior mean: the cross term vanishes, gain == misfit == variance
@@ -47,9 +48,9 @@ def test_three_point_identity_and_posterior_mean(loss):
     torch.testing.assert_close(at_mean["misfit"], at_mean["variance"], atol=1e-6, rtol=0)
 
 
-def test_arithmetic_mean_breaks_kl_identity():
+def test_arithmetic_mean_breaks_kl_identity(device):
     gen = torch.Generator().manual_seed(2)
-    g, teacher = _random_simplex(gen, 30, 4), _random_simplex(gen, 30, 20, 4)
+    g, teacher = _random_simplex(gen, 30, 4, device=device), _random_simplex(gen, 30, 20, 4, device=device)
     arith = teacher.mean(1)
     gap = (bregman_divergence(g[:, None], teacher, "kl").mean(1) - bregman_divergence(g, arith, "kl")
            - bregman_divergence(arith[:, None], teacher, "kl").mean(1))
@@ -57,50 +58,50 @@ def test_arithmetic_mean_breaks_kl_identity():
 
 
 @pytest.mark.parametrize("loss", ["squared", "kl"])
-def test_divergence_nonnegative_and_zero_only_at_equality(loss):
+def test_divergence_nonnegative_and_zero_only_at_equality(loss, device):
     gen = torch.Generator().manual_seed(3)
-    a, b = _random(gen, loss, 200, 3), _random(gen, loss, 200, 3)
+    a, b = _random(gen, loss, 200, 3, device=device), _random(gen, loss, 200, 3, device=device)
     d = bregman_divergence(a, b, loss)
     assert (d > 0).all()
     assert bregman_divergence(a, a, loss).abs().max() < 1e-12
     assert torch.allclose(bregman_divergence(a, b, "squared"), ((a - b) ** 2).sum(-1))
 
 
-def test_kl_divergence_matches_torch():
+def test_kl_divergence_matches_torch(device):
     gen = torch.Generator().manual_seed(4)
-    p, q = _random_simplex(gen, 10, 6), _random_simplex(gen, 10, 6)
+    p, q = _random_simplex(gen, 10, 6, device=device), _random_simplex(gen, 10, 6, device=device)
     ref = torch.nn.functional.kl_div(q.log(), p, reduction="none").sum(-1)
     torch.testing.assert_close(bregman_divergence(p, q, "kl"), ref)
 
 
 @pytest.mark.parametrize("eps", [0.0, 1e-4, 0.1])
-def test_reverse_ce_gradient_matches_autograd(eps):
+def test_reverse_ce_gradient_matches_autograd(eps, device):
     gen = torch.Generator().manual_seed(5)
-    z = torch.randn(16, 7, generator=gen, requires_grad=True)
-    p_t = _random_simplex(gen, 16, 7)
+    z = torch.randn(16, 7, generator=gen).to(device).requires_grad_(True)
+    p_t = _random_simplex(gen, 16, 7, device=device)
     reverse_ce(z, p_t, eps).sum().backward()
     torch.testing.assert_close(z.grad, reverse_ce_grad(z.detach(), p_t, eps))
 
 
-def test_reverse_ce_gradient_direction_is_temperature_invariant():
+def test_reverse_ce_gradient_direction_is_temperature_invariant(device):
     gen = torch.Generator().manual_seed(6)
-    z, z_t = torch.randn(8, 5, generator=gen), 3 * torch.randn(8, 5, generator=gen)
+    z, z_t = torch.randn(8, 5, generator=gen).to(device), 3 * torch.randn(8, 5, generator=gen).to(device)
     g1 = reverse_ce_grad(z, teacher_probs(z_t, 1.0), eps=0.0)
     g4 = reverse_ce_grad(z, teacher_probs(z_t, 4.0), eps=0.0)
     torch.testing.assert_close(g4, g1 / 4)  # rescaled, never turned
 
 
-def test_reverse_ce_is_misfit_plus_entropy():
+def test_reverse_ce_is_misfit_plus_entropy(device):
     gen = torch.Generator().manual_seed(7)
-    z, p_t = torch.randn(9, 4, generator=gen), _random_simplex(gen, 9, 4)
+    z, p_t = torch.randn(9, 4, generator=gen).to(device), _random_simplex(gen, 9, 4, device=device)
     p_s = torch.softmax(z, -1)
     entropy = -(p_s * p_s.log()).sum(-1)
     torch.testing.assert_close(reverse_ce(z, p_t, 0.0), bregman_divergence(p_s, p_t, "kl") + entropy)
 
 
-def test_losses_shapes_and_values():
+def test_losses_shapes_and_values(device):
     gen = torch.Generator().manual_seed(8)
-    z, p_t = torch.randn(3, 11, 10, generator=gen), _random_simplex(gen, 3, 11, 10)
+    z, p_t = torch.randn(3, 11, 10, generator=gen).to(device), _random_simplex(gen, 3, 11, 10, device=device)
     for name in LOSS_NAMES:
         out = w2s_loss(name, z, p_t, threshold=0.3, step_frac=0.5)
         assert out.shape == (3, 11) and torch.isfinite(out).all()
@@ -109,7 +110,7 @@ def test_losses_shapes_and_values():
     # CACE: all-confident -> CE, none-confident -> RCE
     torch.testing.assert_close(w2s_loss("cace", z, p_t, threshold=0.0), w2s_loss("ce", z, p_t))
     torch.testing.assert_close(w2s_loss("cace", z, p_t, threshold=1.1), w2s_loss("rce", z, p_t))
-    assert torch.allclose(smooth_labels(p_t, 0.2).sum(-1), torch.ones(3, 11))
+    assert torch.allclose(smooth_labels(p_t, 0.2).sum(-1), torch.ones(3, 11, device=device))
 
 
 def test_bad_inputs_are_rejected():
