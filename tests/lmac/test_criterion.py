@@ -5,10 +5,10 @@ from icml26.lmac.criterion import recovery_success, summarize
 from icml26.lmac.env import important_state, state_names
 
 
-def test_recovery_success_known_answer():
-    state = torch.tensor([[0.0, 0.5], [1.0, 0.25]])
+def test_recovery_success_known_answer(device):
+    state = torch.tensor([[0.0, 0.5], [1.0, 0.25]], device=device)
     # squared errors: agent 0: dim0 0.04, 0.0; dim1 0.0, 0.0625 -> dim0 2/2, dim1 1/2 below 0.05
-    pred = torch.stack([state + torch.tensor([[0.2, 0.0], [0.0, 0.25]]),
+    pred = torch.stack([state + torch.tensor([[0.2, 0.0], [0.0, 0.25]], device=device),
                         state + 0.2237])  # 0.2237^2 = 0.05004: just outside
     sr = recovery_success(pred, state, mse_thres=0.05)
     assert sr.tolist() == [[1.0, 0.5], [0.0, 0.0]]
@@ -19,7 +19,7 @@ def test_recovery_success_known_answer():
     with pytest.raises(ValueError):
         recovery_success(pred, state, mse_thres=0.0)
     with pytest.raises(ValueError):
-        summarize(torch.zeros(3))
+        summarize(torch.zeros(3, device=device))
 
 
 def test_important_state_is_strikers_and_target():

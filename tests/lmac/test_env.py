@@ -3,32 +3,31 @@ import torch
 
 from icml26.lmac.env import OverseerEnv, observation_names, observed_by, state_names
 
-torch.set_num_threads(1)
 
 
-def make(n_envs=2):
-    return OverseerEnv(n_envs, grid=5, n_strikers=3, n_distract=2, horizon=4, seed=0)
+def make(n_envs=2, device="cpu"):
+    return OverseerEnv(n_envs, grid=5, n_strikers=3, n_distract=2, horizon=4, device=device, seed=0)
 
 
-def test_hand_computed_moves_walls_and_reward():
-    env = make(2)
+def test_hand_computed_moves_walls_and_reward(device):
+    env = make(2, device)
     pos = torch.tensor([[[2, 2], [0, 0], [4, 4], [3, 1]],
-                        [[0, 0], [1, 1], [1, 2], [2, 1]]])
-    target = torch.tensor([[3, 1], [1, 1]])
+                        [[0, 0], [1, 1], [1, 2], [2, 1]]], device=device)
+    target = torch.tensor([[3, 1], [1, 1]], device=device)
     env.set_positions(pos, target)
     # env 0: striker1 "left" at x=0 (wall, stays), striker2 "up" at y=4 (wall), striker3 stays on target
     # env 1: striker1 stays on target, striker2 "down" (1,2)->(1,1), striker3 "left" (2,1)->(1,1): success
-    reward, done, success = env.step(torch.tensor([[3, 1, 0], [0, 2, 3]]))
+    reward, done, success = env.step(torch.tensor([[3, 1, 0], [0, 2, 3]], device=device))
     assert env.pos[0].tolist() == [[2, 2], [0, 0], [4, 4], [3, 1]]
     assert env.pos[1].tolist() == [[0, 0], [1, 1], [1, 1], [1, 1]]
     assert reward.tolist() == [0.0, 1.0] and success.tolist() == [False, True] and done.tolist() == [False, True]
     # a finished episode is frozen: no movement, no second reward
-    reward, done, success = env.step(torch.tensor([[4, 4, 4], [4, 4, 4]]))
+    reward, done, success = env.step(torch.tensor([[4, 4, 4], [4, 4, 4]], device=device))
     assert env.pos[1].tolist() == [[0, 0], [1, 1], [1, 1], [1, 1]]
     assert env.pos[0, 1:].tolist() == [[1, 0], [4, 4], [4, 1]]
     assert reward.tolist() == [0.0, 0.0] and success.tolist() == [False, False]
-    env.step(torch.zeros(2, 3, dtype=torch.long))
-    _, done, _ = env.step(torch.zeros(2, 3, dtype=torch.long))
+    env.step(torch.zeros(2, 3, dtype=torch.long, device=device))
+    _, done, _ = env.step(torch.zeros(2, 3, dtype=torch.long, device=device))
     assert done.all()  # horizon 4 reached
 
 

@@ -79,8 +79,16 @@ class LMACConfig:
         unknown = sorted(set(self.arms) - {"NoComm", "FullComm", "LMAC", "State", "TarMAC"})
         if unknown or "LMAC" not in self.arms or "NoComm" not in self.arms or "FullComm" not in self.arms:
             raise ValueError(f"arms must include NoComm, FullComm, LMAC (optionally State, TarMAC); got {self.arms}")
-        if not self.seeds or not self.criterion_seeds or self.iterations < 1 or self.n_envs < 1:
-            raise ValueError("seeds and criterion_seeds must be non-empty, iterations and n_envs positive")
+        for name in ("seeds", "criterion_seeds"):
+            if not getattr(self, name) or len(set(getattr(self, name))) != len(getattr(self, name)):
+                raise ValueError(f"{name} must be a non-empty tuple of distinct seeds, got {getattr(self, name)!r}")
+        for name in ("iterations", "n_envs", "eval_episodes", "recon_steps", "recon_batch", "ppo_epochs",
+                     "minibatches", "hidden", "recon_hidden", "latent_dim"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if not self.lr > 0 or not self.recon_lr > 0:
+            raise ValueError(f"lr and recon_lr must be > 0, got {self.lr}, {self.recon_lr}")
         if self.step1_rounds < 0 or self.step2_rounds < 0 or self.max_retries < 1:
             raise ValueError("step1_rounds and step2_rounds must be >= 0 and max_retries >= 1")
         for name in ("mse_thres", "recon_dropout", "low_sr", "source_sr"):
@@ -100,16 +108,20 @@ class LMACConfig:
 PRESETS: dict[str, LMACConfig] = {
     "smoke": LMACConfig(data_steps=1500, recon_steps=40, recon_batch=512, max_retries=2, n_envs=32, iterations=3,
                         eval_episodes=64),  # 3 seeds of each kind, so the ledger can be built
-    "reduced": LMACConfig(),
+    # the page's run: 3 seeds of each kind at a smaller MARL budget (about 41k env steps per arm)
+    "reduced": LMACConfig(n_envs=96, iterations=36),
+    # the evidence record: 5 seeds of each kind at the full CPU budget (about 77k env steps per arm)
+    "evidence": LMACConfig(seeds=(0, 1, 2, 3, 4), criterion_seeds=(0, 1, 2, 3, 4)),
     "full": LMACConfig(grid=7, horizon=18, data_steps=40000, recon_hidden=128, recon_steps=1500,
                        llm="hf:Qwen/Qwen2.5-Coder-1.5B-Instruct", criterion_seeds=(0, 1, 2, 3, 4),
                        n_envs=1024, iterations=300, hidden=128, seeds=(0, 1, 2, 3, 4)),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "~60 s",
-                 "full": "20-40 minutes on one GPU (plus the LLM's download/generation)"}
+EXPECTED_TIME = {"smoke": "about 20 s on 2 CPU cores", "reduced": "about 100 s on 2 CPU cores",
+                 "evidence": "about 5 minutes on 2 CPU cores",
+                 "full": "20-40 minutes on one GPU (estimated; plus the LLM's download and generation)"}
 
 
 def get_config(name: str = "reduced", **overrides) -> LMACConfig:
-    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    """The preset `name` ('smoke', 'reduced', 'evidence', 'full') with optional field overrides."""
     return select_preset(PRESETS, name, **overrides)

@@ -8,20 +8,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from icml26.common import progress
-from icml26.common.ledger import Ledger
-
-from . import claims
+from icml26.common import progress, resolve_device
 
 from .criterion import Awareness, Dataset, collect_dataset, state_awareness
 from .env import observation_names
 from .llm import LLMClient, make_llm, tiny_random_client
-from .marl import TARMAC_KEY, TARMAC_VALUE, TrainResult, train_arm
+from .marl import TARMAC_KEY, TARMAC_VALUE, TrainResult, random_policy_success, train_arm
 from .protocol import CompiledProtocol, ProtocolRejected, compile_protocol, full_comm_code, no_comm_code
 from .refine import Refinement, propose, refine, task_prompt
-
-SOURCE_BASIS = "official code (SaaangJun/LMAC) and abstract"
-
 
 @dataclass
 class Results:
@@ -33,6 +27,8 @@ class Results:
     runs: list[TrainResult] = field(default_factory=list)
     llm_name: str = ""
     seed_awareness: dict[str, list[Awareness]] = field(default_factory=dict)  # "initial"/"final" per seed
+
+    random_success: list[float] = field(default_factory=list)  # chance level per MARL seed
 
     @property
     def designer(self) -> str:
@@ -59,8 +55,8 @@ def obs_dims(config) -> list[int]:
     return [len(observation_names(a, config.n_distract)) for a in range(config.n_agents)]
 
 
-def run_experiment(config, device, seed: int = 0, llm: LLMClient | None = None) -> Results:
-    """Everything the chapter measures, in order (deterministic given `seed`)."""
+def run_all(config, device, seed: int = 0, llm: LLMClient | None = None) -> Results:
+    """Everything the chapter measures, in order (deterministic given `seed`), as objects."""
     data = collect_dataset(config, device, seed)
     llm = llm or make_llm(config.llm, str(device))
     bar = progress(range(config.step1_rounds + config.step2_rounds), desc="protocol refinement")
@@ -83,20 +79,45 @@ def run_experiment(config, device, seed: int = 0, llm: LLMClient | None = None) 
     for arm, s in progress(jobs, desc="MARL arms x seeds"):
         proto = protocols[arm] if arm in ("FullComm", "LMAC") else None
         results.runs.append(train_arm(arm, proto, config, s, device))
+    results.random_success = [random_policy_success(config, s, device) for s in config.seeds]
     return results
 
 
-def build_ledger(r: Results) -> Ledger:
-    """The claims ledger from the measured figures (decision functions in `claims`)."""
-    init, final = r.seed_awareness["initial"], r.seed_awareness["final"]
-    ledger = Ledger("lmac", claims.CLAIM_IDS, SOURCE_BASIS)
-    ledger.add(claims.decide_c1([a.accuracy for a in final], [a.gap for a in final], r.designer))
-    ledger.add(claims.decide_c2([a.accuracy for a in init], [a.accuracy for a in final],
-                                [a.gap for a in init], [a.gap for a in final], r.designer))
-    ledger.add(claims.decide_c3({arm: r.success_per_seed(arm) for arm in ("LMAC",) + claims.C3_BASELINES},
-                                r.designer))
-    ledger.add(claims.decide_e1(r.message_size("LMAC"), r.message_size("FullComm")))
-    return ledger
+def results_dict(r: Results) -> dict:
+    """The measured figures as plain data: what the ledger reads and the evidence record stores."""
+    c = r.config
+
+    def aw(a: Awareness) -> dict:
+        return {"accuracy": float(a.accuracy), "gap": float(a.gap), "sr": a.sr.cpu().numpy().tolist()}
+
+    return {
+        "seeds": [int(s) for s in c.seeds], "criterion_seeds": [int(s) for s in c.criterion_seeds],
+        "llm": c.llm, "llm_name": r.llm_name, "designer": r.designer, "stand_in": c.llm == "rule",
+        "awareness": {k: [aw(a) for a in v] for k, v in r.seed_awareness.items()},
+        "awareness_arms": {k: aw(v) for k, v in r.awareness.items()},
+        "success": {arm: r.success_per_seed(arm) for arm in c.arms},
+        "random_success": list(r.random_success),
+        "message_size": {arm: r.message_size(arm) for arm in c.arms if arm != "State"},
+        "refinement": [{"step": h.step, "index": h.index, "accepted": h.accepted, "reason": h.reason,
+                        "accuracy": None if h.awareness is None else float(h.awareness.accuracy),
+                        "gap": None if h.awareness is None else float(h.awareness.gap),
+                        "message_size": h.message_size} for h in r.refinement.history],
+        "final_protocol": r.protocols["LMAC"].code,
+    }
+
+
+def run_experiment(config, seed: int = 0, device=None, llm: LLMClient | None = None,
+                   keep_objects: bool = False) -> dict:
+    """The chapter's experiment (the contract's entry point): offline data, the refinement loop, the
+    criterion over `config.criterion_seeds` and every MARL arm over `config.seeds` (each seed trains
+    every arm afresh). Returns plain data (`results_dict`); with `keep_objects`, also the
+    :class:`Results` object under "objects" (the page's figures and explorer use it)."""
+    device = resolve_device(config.device) if device is None else device
+    r = run_all(config, device, seed, llm)
+    out = results_dict(r)
+    if keep_objects:
+        out["objects"] = r
+    return out
 
 
 # What the paper reports for each arm at its scale (win rates; we read the ordering, not the numbers)

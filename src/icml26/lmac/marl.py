@@ -206,3 +206,17 @@ def train_arm(arm: str, protocol: CompiledProtocol | None, config, seed: int, de
                            device, seed=10_000 + seed)
     _, succ = _rollout(eval_env, inputs, actor, critic, gen, greedy=True)
     return TrainResult(arm, seed, curve, steps, float(succ.float().mean()), time.perf_counter() - started)
+
+
+def random_policy_success(config, seed: int, device) -> float:
+    """Chance level of C3's competence checks: the success rate of strikers that move uniformly at
+    random, on the same evaluation episodes the trained arms are scored on."""
+    env = OverseerEnv(config.eval_episodes, config.grid, config.n_strikers, config.n_distract, config.horizon,
+                      device, seed=10_000 + seed)
+    gen = torch.Generator(device=env.device).manual_seed(20_000 + seed)
+    env.reset()
+    succeeded = torch.zeros(env.n_envs, dtype=torch.bool, device=env.device)
+    for _ in range(env.horizon):
+        act = torch.randint(0, 5, (env.n_envs, env.n_strikers), device=env.device, generator=gen)
+        succeeded |= env.step(act)[2]
+    return float(succeeded.float().mean())
