@@ -651,8 +651,10 @@ def ledger_table_html(run: Mapping, evidence: Mapping | None = None) -> str:
         decided = stored.get(claim["id"], claim) if evidence else claim
         ident = html.escape(claim["id"]) + (" (ours)" if claim["extension"] else "")
         ev = _status_html(stored.get(claim["id"])) if evidence else "<i>no record yet</i>"
-        rows.append(f"<tr><td><b>{ident}</b> {html.escape(claim['claim'])}</td><td>{ev}</td>"
-                    f"<td>{_status_html(claim)}</td><td>{_figures_html(decided)}</td><td>{_reason_html(decided)}</td></tr>")
+        rows.append(f"<tr><td data-label='claim'><b>{ident}</b> {html.escape(claim['claim'])}</td>"
+                    f"<td data-label='at evidence scale'>{ev}</td><td data-label='this run'>{_status_html(claim)}</td>"
+                    f"<td data-label='deciding figures'>{_figures_html(decided)}</td>"
+                    f"<td data-label='reason'>{_reason_html(decided)}</td></tr>")
     this_run = html.escape(run["verdict_line"].removeprefix("Verdict: "))
     if evidence:
         ev_line = html.escape(evidence["ledger"]["verdict_line"].removeprefix("Verdict: "))
