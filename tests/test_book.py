@@ -10,7 +10,9 @@ import yaml
 
 from icml26.catalog import SLUGS, project_root
 from icml26.catalog import PAPERS
-from icml26.common.ledger import CHECK_TAG, STATUSES, chapter_verdict, read_ledger
+from icml26.common.ledger import (CHECK_TAG, LEDGER_KEY, PARTLY_REPRODUCED, REPRODUCED, STATUSES, chapter_verdict,
+                                  evidence_label, read_ledger)
+from icml26.evidence import chapter_record
 from icml26.runner import declared_parameters
 
 ROOT = project_root()
@@ -77,13 +79,30 @@ def test_checked_cell_stores_the_claims_ledger(path):
     claims = {k: v for k, v in stored.checked["claims"].items() if k.startswith("C")}
     assert tuple(sorted(claims, key=lambda k: int(k[1:]))) == _claim_ids(path.stem), "ledger lines vs CLAIM_IDS"
     assert all(v["status"] in STATUSES for v in claims.values())
-    assert stored.checked["verdict"] == chapter_verdict(v["status"] for v in claims.values())
+    counted = [PARTLY_REPRODUCED if v["stand_in"] and v["status"] == REPRODUCED else v["status"] for v in claims.values()]
+    assert stored.checked["verdict"] == chapter_verdict(counted)
     text = "".join("".join(o.get("text", "")) for o in checked[0]["outputs"])
     assert not re.search(r"\d\.\d", text), "the checked output holds decimal figures"
     assert stored.record is not None, "no ledger table (ledger.show()) stored"
     assert stored.record["verdict"] == stored.checked["verdict"]
     for claim in stored.record["claims"]:
         assert claim["status"] == "REPRODUCED" or claim["reason"].strip(), f"{claim['id']} has no reason"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_ledger_table_shows_the_stored_evidence_record(path):
+    """Rule 9: the page's table and verdict come from the chapter's evidence record; a page executed
+    before its record was made (or refreshed) shows a record that is not the stored one."""
+    tables = ["".join(o["data"]["text/html"]) for c in _code_cells(path) for o in c["outputs"]
+              if LEDGER_KEY in o.get("metadata", {})]
+    assert len(tables) == 1, "need exactly one ledger table (ledger.show())"
+    record = chapter_record(path.stem)
+    if record is None:
+        assert "no evidence record is stored yet" in tables[0]
+    else:
+        label = f"evidence record: {evidence_label(record)}"
+        verdict = record["ledger"]["verdict_line"].removeprefix("Verdict: ")
+        assert f"{label}): {verdict}" in tables[0], f"re-execute the page after `make evidence`: {label}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
