@@ -67,3 +67,18 @@ def test_a_run_records_paths_not_notebooks_in_its_metadata(demo_notebook):
     assert demo_notebook.stat().st_size < first + 100
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1
+
+
+def test_status_summary_reads_the_checked_lines_with_the_ledgers_grammar(tmp_path):
+    import json
+
+    from icml26.runner import status_summary
+
+    checked = {"cell_type": "code", "metadata": {"tags": ["nbval-check-output"]}, "source": "ledger.print_check()",
+               "outputs": [{"output_type": "stream", "name": "stdout",
+                            "text": "C1 REPRODUCED (fragile) (stand-in): a\nC2 INCONCLUSIVE: b\n"
+                                    "Verdict: PARTLY REPRODUCED (0 of 2 tested claims reproduced)\n"}]}
+    path = tmp_path / "demo.ipynb"
+    path.write_text(json.dumps({"cells": [checked], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert status_summary(path).splitlines() == [
+        "  C1 REPRODUCED (fragile) (stand-in)", "  C2 INCONCLUSIVE", "  verdict of this run: PARTLY REPRODUCED"]

@@ -117,6 +117,16 @@ def run_chapter(slug: str, parameters: dict[str, object], output_dir=None) -> fl
     return time.perf_counter() - started
 
 
+def status_summary(notebook: Path) -> str:
+    """The executed chapter's checked status lines, read back with the ledger's grammar."""
+    from .common.ledger import read_ledger
+
+    checked = read_ledger(notebook).checked
+    lines = [f"  {cid} {c['status']}{' (fragile)' if c['fragile'] else ''}{' (stand-in)' if c['stand_in'] else ''}"
+             for cid, c in checked["claims"].items()]
+    return "\n".join(lines + [f"  verdict of this run: {checked['verdict'] or 'none printed'}"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m icml26.runner", description=__doc__.split("\n\n")[0])
     parser.add_argument("chapter", nargs="?", help=f"one of: {', '.join(SLUGS)}")
@@ -140,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = run_chapter(slug, parameters, args.output_dir)
             where = Path(args.output_dir) / f"{slug}.ipynb" if args.output_dir else chapter_path(slug)
             print(f"{slug}: executed in {seconds:.0f} s -> {where}")
+            print(status_summary(where))
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
