@@ -30,7 +30,7 @@ def test_only_non_default_parameters_are_injected(demo_notebook):
 
 @pytest.mark.parametrize("wanted, message", [
     ({"SCAEL": "full"}, r"declares no parameter\(s\) \['SCAEL'\]; its parameters are: SCALE, DEVICE, SEED"),
-    ({"SCALE": "huge"}, "unknown preset 'huge'; valid presets: smoke, reduced, full"),
+    ({"SCALE": "huge"}, "unknown preset 'huge'; valid presets: smoke, reduced, evidence, full"),
     ({"DEVICE": "gpu"}, "unknown device 'gpu'"),
     ({"SEED": "zero"}, "parameter SEED .* takes a int"),
 ])
