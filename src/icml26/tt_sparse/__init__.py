@@ -4,7 +4,7 @@ truth tables, a soft TopK with straight-through estimation, and exact DNF/CNF ex
 Written for this book from the paper's description (no code copied from the release).
 """
 
-from .config import PRESETS, TTSparseConfig, get_config
+from .config import EXPECTED_TIME, PRESETS, TTSparseConfig, get_config
 from .data import DATASETS, TabularSplit, load_split
 from .encoding import ThermometerEncoder
 from .experiment import (TTSparseResult, check_exact, fit_tt_sparse, fit_tt_sparse_pair, matched_metric,
@@ -17,7 +17,7 @@ from .topk import (SoftTopK, hard_topk, heaviside_st, soft_topk, soft_topk_st, s
                    temperature_schedule)
 
 __all__ = [
-    "DATASETS", "PRESETS", "Formula", "FrozenTTSparse", "RuleSet", "SoftTopK", "TTSparseConfig",
+    "DATASETS", "EXPECTED_TIME", "PRESETS", "Formula", "FrozenTTSparse", "RuleSet", "SoftTopK", "TTSparseConfig",
     "TTSparseLayer", "TTSparseModel", "TTSparseResult", "TabularSplit", "ThermometerEncoder",
     "check_exact", "enumerate_truth_table", "explain", "finetune", "fit_tt_sparse", "fit_tt_sparse_pair",
     "formula_complexity",

@@ -3,8 +3,6 @@ the random-connection ablation and the baselines, on the same bits, plus the pas
 
 from __future__ import annotations
 
-import contextlib
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -17,19 +15,6 @@ from .config import TTSparseConfig
 from .data import TabularSplit, load_split
 from .model import FrozenTTSparse, TTSparseModel, predict_scores, prune, task_accuracy, task_metric, train_tt_sparse
 from .rules import RuleSet, explain, predict_rules
-
-
-@contextlib.contextmanager
-def cpu_threads(n: int, device: torch.device):
-    """Tiny batched ops run fastest on one CPU thread (no OpenMP spin-waits on a shared
-    machine); restores the previous setting afterwards. A no-op on accelerators."""
-    old = torch.get_num_threads()
-    if device.type == "cpu":
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 @dataclass
@@ -85,7 +70,7 @@ def _skip_features(split: TabularSplit, cfg: TTSparseConfig):
 
 def _train_frozen(split: TabularSplit, cfg: TTSparseConfig, S_tr, S_va, seed: int, learn_connections: bool,
                   device) -> FrozenTTSparse:
-    """Build and train one TT-sparse network, then freeze it (called inside `cpu_threads`)."""
+    """Build and train one TT-sparse network, then freeze it ."""
     model = TTSparseModel(split.encoder.n_bits, split.n_outputs, cfg.n_nodes, cfg.k,
                           n_skip=S_tr.shape[1] if cfg.use_skip else 0, learn_connections=learn_connections,
                           dropout=cfg.dropout, seed=seed, device=device)
@@ -99,12 +84,11 @@ def fit_tt_sparse_pair(split: TabularSplit, cfg: TTSparseConfig, seed: int = 0, 
     """Train once, freeze, and return (unpruned result, pruned result), both converted to rules."""
     device = resolve_device(device)
     S_tr, S_va, S_te, S_all = _skip_features(split, cfg)
-    with cpu_threads(1, device):
-        frozen = _train_frozen(split, cfg, S_tr, S_va, seed, learn_connections, device)
-        unpruned = _finish(frozen, split, S_te, S_all, dont_cares)
-        pruned, _ = prune(frozen, split.X_train, split.y_train, split.task, split.X_val, split.y_val,
-                          cfg, S_tr, S_va)
-        return unpruned, _finish(pruned, split, S_te, S_all, dont_cares)
+    frozen = _train_frozen(split, cfg, S_tr, S_va, seed, learn_connections, device)
+    unpruned = _finish(frozen, split, S_te, S_all, dont_cares)
+    pruned, _ = prune(frozen, split.X_train, split.y_train, split.task, split.X_val, split.y_val,
+                      cfg, S_tr, S_va)
+    return unpruned, _finish(pruned, split, S_te, S_all, dont_cares)
 
 
 def fit_tt_sparse(split: TabularSplit, cfg: TTSparseConfig, seed: int = 0, learn_connections: bool = True,
@@ -114,9 +98,8 @@ def fit_tt_sparse(split: TabularSplit, cfg: TTSparseConfig, seed: int = 0, learn
     if do_prune:
         return fit_tt_sparse_pair(split, cfg, seed, learn_connections, device, dont_cares)[1]
     S_tr, S_va, S_te, S_all = _skip_features(split, cfg)
-    with cpu_threads(1, device):
-        return _finish(_train_frozen(split, cfg, S_tr, S_va, seed, learn_connections, device), split, S_te,
-                       S_all, dont_cares)
+    return _finish(_train_frozen(split, cfg, S_tr, S_va, seed, learn_connections, device), split, S_te,
+                   S_all, dont_cares)
 
 
 def _baseline_rows(split: TabularSplit, cfg: TTSparseConfig, seed: int) -> list[dict]:
@@ -164,15 +147,29 @@ def run_dataset(name: str, cfg: TTSparseConfig, seeds, device="auto") -> tuple[l
     return rows, models
 
 
-def run_experiment(cfg: TTSparseConfig, seed: int = 0, device="auto") -> tuple[list[dict], dict]:
-    """The chapter's run: the binary dataset over `n_seeds` seeds, the others over `other_seeds`."""
-    rows, models = [], {}
-    for name in cfg.datasets:
-        seeds = range(seed, seed + (cfg.n_seeds if name == "breast_cancer" else cfg.other_seeds))
-        r, m = run_dataset(name, cfg, seeds, device)
+def run_experiment(config: TTSparseConfig, seed: int = 0, device=None) -> dict:
+    """The chapter's run: the first dataset over `n_seeds` seeds, the others over `other_seeds`
+    (seeds `seed`, `seed + 1`, ...; each redraws the split and retrains every arm).
+
+    Returns plain data: `rows` (one per dataset, seed and method variant: metric, accuracy,
+    complexity, exactness of the rules), `seeds` (every seed run), `test_rows` (test-set size per
+    dataset) and `example`: the first dataset's pruned model at `seed`, its rules as DNF and CNF text.
+    """
+    device = resolve_device("auto" if device is None else device)
+    rows, example, test_rows = [], {}, {}
+    for i, name in enumerate(config.datasets):
+        seeds = range(seed, seed + (config.n_seeds if i == 0 else config.other_seeds))
+        r, models = run_dataset(name, config, seeds, device)
         rows += r
-        models[name] = m
-    return rows, models
+        split, res = models[seed]
+        test_rows[name] = int(len(split.y_test))
+        if i == 0:
+            example = {"dataset": name, "seed": seed, "test_metric": res.test_metric, "complexity": res.complexity,
+                       "exact": res.exact, "dnf": res.rules.to_text(split.encoder, "dnf"),
+                       "cnf": res.rules.to_text(split.encoder, "cnf")}
+    n_max = max(config.n_seeds, config.other_seeds if len(config.datasets) > 1 else 0)
+    return {"rows": rows, "seeds": list(range(seed, seed + n_max)), "datasets": list(config.datasets),
+            "test_rows": test_rows, "example": example}
 
 
 def matched_metric(rows: list[dict], dataset: str, seed: int, complexity: int, method: str = "decision tree",
