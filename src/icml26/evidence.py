@@ -116,13 +116,14 @@ def from_plain(value):
     return value
 
 
-def _git_commit() -> str:
+def _git_commit(slug: str) -> str:
+    """The commit the record was made at, marked when the chapter's package differs from it."""
     try:
         root = PACKAGE_ROOT.parents[1]
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                                 timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=root, capture_output=True,
-                               text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", f"src/icml26/{slug}", ":!*/evidence/*"],
+                               cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
         return (commit or "unknown") + ("+uncommitted" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -202,7 +203,7 @@ def run_record(slug: str, scale: str = "evidence", device: str = "auto", seed: i
             "device": str(torch_device), "hardware": hardware, "versions": _versions(),
             "wall_s": round(wall, 1), "peak_memory_mb": _peak_memory_mb(torch_device),
             "source_digest": source_digest(slug), "sources": [p.name for p in source_files(slug)],
-            "commit": _git_commit(), "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "commit": _git_commit(slug), "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "numerics": "pinned" if numerics else "native",
         },
     }
