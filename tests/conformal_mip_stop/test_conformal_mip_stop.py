@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from icml26.conformal_mip_stop import (CFLPInstance, Trajectory, GapLSTM, GapPredictor, MISInstance, Normalizer, build_ledger,
+from icml26.conformal_mip_stop import (CFLPInstance, Trajectory, GapLSTM, GapPredictor, MISInstance, Normalizer,
                                        TrajectoryBatch, conformal_scores, conformal_threshold, generate,
                                        get_config, is_feasible, kth_incumbent_outcome, record, rescaled_mse,
                                        run_experiment, solve, stop_on_prediction, trajectory_features)
@@ -40,7 +40,7 @@ def test_erdos_renyi_mis_generator():
         generate_mis(0, graph="ws")
     with pytest.raises(ValueError, match="0 < p < 1"):
         generate_mis(0, graph="er", p=1.5)
-    with pytest.raises(ValueError, match="graph model"):
+    with pytest.raises(ValueError, match="mis_graph.*allowed"):
         get_config("smoke", mis_graph="ws")
 
 
@@ -172,7 +172,7 @@ def test_band_l1_loss_matches_hand_computation():
         train_predictor(x, alg, torch.rand(2, 3), torch.ones(2, 3, dtype=torch.bool), loss="band_l1", epochs=1)
     with pytest.raises(ValueError, match="unknown loss"):
         train_predictor(x, alg, torch.rand(2, 3), torch.ones(2, 3, dtype=torch.bool), loss="huber", epochs=1)
-    with pytest.raises(ValueError, match="unknown loss"):
+    with pytest.raises(ValueError, match="loss.*allowed"):
         get_config("smoke", loss="huber")
 
 
@@ -245,26 +245,41 @@ def test_bad_input_is_rejected_clearly():
             conformal_threshold(np.arange(10.0), alpha)
         with pytest.raises(ValueError, match="alpha"):
             get_config("smoke", alpha=alpha)
-    with pytest.raises(ValueError, match="valid presets"):
-        get_config("huge")
     with pytest.raises(ValueError, match="valid families"):
         generate("tsp", 0)
     with pytest.raises(TypeError):
         solve("not an instance")
     with pytest.raises(ValueError, match="shape"):
         GapLSTM(9, 4, 1)(torch.zeros(2, 3, 5), torch.zeros(2, 3))
-    with pytest.raises(ValueError, match="n_cal"):
+    with pytest.raises(ValueError, match="n_cal.*allowed"):
         get_config("smoke", n_cal=50)
+    for field, value in (("seeds", 0), ("mis_graph", "ws"), ("loss", "l2"), ("families", ("tsp",)),
+                         ("eps", (("mis", 1.0),)), ("mis_p", 1.0), ("epochs", 0), ("n_live", -1)):
+        with pytest.raises(ValueError, match=f"ConformalMIPConfig.{field} .*allowed"):
+            get_config("smoke", **{field: value})
+    with pytest.raises(TypeError, match="ConformalMIPConfig"):
+        run_experiment({"alpha": 0.1})
+    with pytest.raises(ValueError, match="seed"):
+        run_experiment(get_config("smoke"), seed=-1)
 
 
 def test_smoke_end_to_end():
+    from icml26.conformal_mip_stop.claims import build_ledger
+
     cfg = get_config("smoke")
-    results = run_experiment(cfg, "cpu", seed=0)
-    assert set(results) == {"mis", "cflp"}
-    for r in results.values():
+    kept = {}
+    results = run_experiment(cfg, seed=0, device="cpu", keep=kept)
+    assert results["seeds"] == [0] and set(kept) == {"mis", "cflp"}
+    for r in kept.values():
         assert r.live.feasible.all() and np.array_equal(r.live.stop_work, r.live.replay_work)
         assert np.all(r.resplits["solve to eps"]["coverage"] == 1.0)
         assert np.all(r.resplits["conformal"]["work_saved"] >= 0)
-    ledger = build_ledger(results, cfg)
-    assert set(ledger.entries) == {"C1", "C2", "E1", "E2"}
-    assert ledger.entries["C2"].status == "INCONCLUSIVE"  # the smoke pool has fewer than 30 test instances
+    for fam in ("mis", "cflp"):
+        rec = results["per_seed"][0]["families"][fam]
+        assert len(rec["tau"]) == cfg.n_resplits and 0 <= rec["first_good_share"] <= 1
+        assert 0 <= rec["oracle_work_saved"] <= 1
+    ledger = build_ledger(results)
+    # one seed (each trains its own predictor) decides nothing under rule 1
+    assert {k: e.status for k, e in ledger.entries.items() if not e.extension} == \
+        {"C1": "INCONCLUSIVE", "C2": "INCONCLUSIVE"}
+    assert "rule 1" in ledger.entries["C1"].reason

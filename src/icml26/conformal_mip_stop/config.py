@@ -63,7 +63,41 @@ class ConformalMIPConfig:
     n_live: int = 6
     workers: int = 2
     kth_incumbent: int = 3
+    seeds: int = 1
 
+    def __post_init__(self):
+        def bad(name, allowed):
+            raise ValueError(f"ConformalMIPConfig.{name} = {getattr(self, name)!r}; allowed: {allowed}")
+
+        if not self.families or not set(self.families) <= {"mis", "cflp"}:
+            bad("families", "a non-empty tuple of 'mis' and 'cflp'")
+        if not 0.0 < self.alpha < 1.0:
+            bad("alpha", "a number in (0, 1)")
+        if not 1 <= self.n_cal < self.n_heldout:
+            bad("n_cal", f"1 <= n_cal < n_heldout = {self.n_heldout}")
+        if self.mis_graph not in ("ba", "er"):
+            bad("mis_graph", "'ba' or 'er'")
+        if self.loss not in ("band_l1", "rescaled_mse"):
+            bad("loss", "'band_l1' or 'rescaled_mse'")
+        for name in ("n_train", "n_heldout", "n_resplits", "hidden", "layers", "epochs", "batch_size", "workers",
+                     "kth_incumbent", "seeds", "cflp_customers", "cflp_facilities", "mis_max_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                bad(name, "an integer >= 1")
+        if not isinstance(self.n_live, int) or self.n_live < 0:
+            bad("n_live", "an integer >= 0")
+        if not (len(self.mis_nodes) == 2 and 1 <= self.mis_nodes[0] <= self.mis_nodes[1]):
+            bad("mis_nodes", "(n_min, n_max) with 1 <= n_min <= n_max")
+        if not 0.0 < self.mis_p < 1.0:
+            bad("mis_p", "a number in (0, 1)")
+        for name in ("lr", "record_gap", "max_bound", "loss_scale", "loss_sigma"):
+            if not getattr(self, name) > 0:
+                bad(name, "a number > 0")
+        if self.cflp_ratio < 1:
+            bad("cflp_ratio", "a number >= 1")
+        table = dict(self.eps)
+        if any(f not in table or not table[f] > 0 for f in self.families):
+            bad("eps", "an epsilon > 0 for every family")
     def eps_of(self, family: str) -> float:
         """The absolute epsilon of one family."""
         table = dict(self.eps)
@@ -80,26 +114,26 @@ PRESETS: dict[str, ConformalMIPConfig] = {
                                 n_live=2, workers=1),
     # the stored run (about 60 s on 2 CPU cores)
     "reduced": ConformalMIPConfig(),
+    "evidence": ConformalMIPConfig(seeds=3),
     # a GPU/Colab run: larger, paper-like instances (Erdos-Renyi MIS as in Distributional MIPLIB,
     # which HiGHS does not solve at the root), the paper's LSTM (3 x 200, lr 1e-4), alpha = 0.05
     "full": ConformalMIPConfig(mis_graph="er", mis_nodes=(100, 110), mis_p=0.1, cflp_customers=100,
                                cflp_facilities=40, eps=(("mis", 1.9), ("cflp", 15.0)), n_train=1000, n_heldout=200,
                                n_cal=100, n_resplits=500, alpha=0.05, hidden=200, layers=3,
-                               epochs=300, batch_size=16, lr=1e-4, n_live=20, workers=8),
+                               epochs=300, batch_size=16, lr=1e-4, n_live=20, workers=8, seeds=3),
+}
+
+
+#: How long each preset takes (the banner, the chapter's Time section and the scoreboard read it).
+EXPECTED_TIME = {
+    "smoke": "about 10 s on 2 CPU cores",
+    "reduced": "about 40 s on 2 CPU cores",
+    "evidence": "about 2 min on 2 CPU cores",
+    "full": "several hours on a Colab-class machine",
 }
 
 
 def get_config(name: str = "reduced", **overrides) -> ConformalMIPConfig:
-    """The preset `name` (smoke, reduced, full) with optional field overrides."""
-    config = select_preset(PRESETS, name, **overrides)
-    if not 0.0 < config.alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {config.alpha}")
-    if not 1 <= config.n_cal < config.n_heldout:
-        raise ValueError(f"need 1 <= n_cal < n_heldout, got n_cal={config.n_cal}, n_heldout={config.n_heldout}")
-    if config.mis_graph not in ("ba", "er"):
-        raise ValueError(f"unknown MIS graph model {config.mis_graph!r}; valid: ba, er")
-    if config.loss not in ("band_l1", "rescaled_mse"):
-        raise ValueError(f"unknown loss {config.loss!r}; valid: band_l1, rescaled_mse")
-    for family in config.families:
-        config.eps_of(family)
-    return config
+    """The preset `name` (smoke, reduced, evidence, full) with optional field overrides (validated
+    by the dataclass)."""
+    return select_preset(PRESETS, name, **overrides)

@@ -14,8 +14,8 @@ import torch
 from icml26.common import progress, resolve_device, seed_everything
 
 from .config import ConformalMIPConfig
-from .conformal import (TrajectoryBatch, conformal_scores, conformal_threshold, evaluate_stops, kth_incumbent_outcome,
-                        stop_on_prediction, stop_solve_to_eps)
+from .conformal import (TrajectoryBatch, conformal_scores, conformal_threshold, evaluate_stops, first_index,
+                        kth_incumbent_outcome, stop_on_prediction, stop_solve_to_eps)
 from .instances import generate, is_feasible
 from .predictor import GapPredictor, fit_predictor
 from .solver import Trajectory, record, solve
@@ -179,9 +179,8 @@ def run_family(family: str, config: ConformalMIPConfig, device: torch.device, se
     return FamilyResult(family, eps, train, heldout, held_t, predictor, pred, scores, resplits, live, solve_seconds)
 
 
-def run_experiment(config: ConformalMIPConfig, device="auto", seed: int = 0) -> dict[str, FamilyResult]:
-    """Every family of `config`; returns {family: FamilyResult}."""
-    device = resolve_device(device)
+def run_seed(config: ConformalMIPConfig, device, seed: int = 0) -> dict[str, FamilyResult]:
+    """Every family of `config` for one run seed (its own instances and its own trained predictor)."""
     return {family: run_family(family, config, device, seed) for family in config.families}
 
 
@@ -202,19 +201,72 @@ def fixed_split_work(r: FamilyResult, config: ConformalMIPConfig) -> tuple[np.nd
     return ev["work_ref"].astype(float), ev["work"].astype(float)
 
 
-def build_ledger(results: dict[str, FamilyResult], config: ConformalMIPConfig):
-    """The chapter's ledger from the measured runs (decision functions in `claims.py`)."""
-    from icml26.common.ledger import Ledger
+def predictor_competence(r: FamilyResult, band_weight: float) -> dict[str, float]:
+    """Rule 2 for the trained predictor: its held-out training criterion (``band_l1``) against the
+    untrained network's output, the midpoint (U - L) / 2 of the feasible range (o_t = 0)."""
+    from .model import band_l1
 
-    from . import claims
+    target = torch.as_tensor(r.heldout.gap, dtype=torch.float64)
+    mask = torch.as_tensor(r.heldout.mask)
+    pred = torch.as_tensor(r.pred, dtype=torch.float64)
+    mid = torch.as_tensor((r.heldout.upper - r.heldout.lower) / 2.0, dtype=torch.float64)
+    return {"loss": float(band_l1(pred, target, mask, r.eps, band_weight)),
+            "midpoint_loss": float(band_l1(mid, target, mask, r.eps, band_weight))}
 
-    ledger = Ledger("conformal_mip_stop", claims.CLAIM_IDS, "official code")
-    res = {f: r.resplits for f, r in results.items()}
-    ledger.extend([
-        claims.decide_c1({f: x["conformal"]["coverage"] for f, x in res.items()}, config.alpha, config.n_heldout),
-        claims.decide_c2({f: x["conformal"]["work_saved"] for f, x in res.items()},
-                         {f: fixed_split_work(r, config) for f, r in results.items()}),
-        claims.decide_e1({f: x["uncalibrated"]["coverage"] for f, x in res.items()}, config.alpha),
-        claims.decide_e2({f: x["first incumbent"]["coverage"] for f, x in res.items()}, config.alpha),
-    ])
-    return ledger
+
+def family_record(r: FamilyResult, config: ConformalMIPConfig) -> dict:
+    """One family of one seed as plain data: what the ledger decides on and what the page plots."""
+    rows = np.arange(len(r.heldout))
+    first_good = first_index(r.heldout.gap <= r.eps, r.heldout.mask)  # (B,) checkpoint index
+    ref = stop_solve_to_eps(r.heldout, r.eps)
+    oracle_saved = 1.0 - (r.heldout.work[rows, first_good] + 1).sum() / (r.heldout.work[rows, ref] + 1).sum()
+    work_ref, work_stop = fixed_split_work(r, config)
+    tau = conformal_threshold(r.scores[:config.n_cal], config.alpha)
+    test = np.arange(config.n_cal, len(r.heldout))
+    sub = r.heldout.subset(test)
+    ev = evaluate_stops(sub, stop_on_prediction(sub, r.pred[test], tau, r.eps, strict=True), r.eps)
+    L = r.live
+    return {
+        "eps": r.eps,
+        "mean": {m: {k: float(np.mean(r.resplits[m][k])) for k in ("coverage", "work_saved", "wall_saved")}
+                 for m in METHODS},
+        "coverage": {m: r.resplits[m]["coverage"].tolist() for m in ("conformal", "uncalibrated", "first incumbent")},
+        "work_saved": r.resplits["conformal"]["work_saved"].tolist(),
+        "wall_saved": r.resplits["conformal"]["wall_saved"].tolist(),
+        "tau": r.resplits["tau"].tolist(),
+        "finite_tau_share": float(np.mean(np.isfinite(r.resplits["tau"]))),
+        "first_good_index": first_good.tolist(),
+        "first_good_share": float(np.mean(first_good == 0)),
+        "oracle_work_saved": float(oracle_saved),
+        "fixed_split": {"tau": tau, "work_ref": work_ref.tolist(), "work_stop": work_stop.tolist(),
+                        "wall_ref": ev["wall_ref"].tolist(), "wall_stop": ev["wall"].tolist()},
+        "predictor": predictor_competence(r, config.loss_band_weight),
+        "live": {"tau": L.tau, "stop_work": L.stop_work.tolist(), "replay_work": L.replay_work.tolist(),
+                 "ref_work": L.ref_work.tolist(), "return_work": L.return_work.tolist(),
+                 "covered": L.covered.tolist(), "feasible": L.feasible.tolist(),
+                 "interrupted": L.interrupted.tolist(), "seconds": L.seconds.tolist(),
+                 "ref_seconds": L.ref_seconds.tolist()},
+        "solve_seconds": r.solve_seconds,
+    }
+
+
+def run_experiment(config: ConformalMIPConfig, seed: int = 0, device=None, keep: dict | None = None) -> dict:
+    """The whole experiment behind the ledger: for each of ``config.seeds`` independent seeds
+    (fresh instances, a freshly trained predictor), every family's pipeline (:func:`run_family`),
+    as plain data: ``{"seeds", "alpha", "n_pool", "n_cal", "families", "per_seed": [{"seed",
+    "families": {family: family_record}}]}``. ``keep``: a dict that receives the first seed's
+    :class:`FamilyResult` objects (the page's live-solve plot and replay controls use them)."""
+    if not isinstance(config, ConformalMIPConfig):
+        raise TypeError(f"config must be a ConformalMIPConfig (get_config(...)), got {type(config).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    device = resolve_device("auto") if device is None else torch.device(device)
+    seeds = [seed + s for s in range(config.seeds)]
+    per_seed = []
+    for s in seeds:
+        fams = run_seed(config, device, s)
+        if keep is not None and not keep:
+            keep.update(fams)
+        per_seed.append({"seed": s, "families": {f: family_record(r, config) for f, r in fams.items()}})
+    return {"seeds": seeds, "alpha": config.alpha, "n_pool": config.n_heldout, "n_cal": config.n_cal,
+            "families": list(config.families), "per_seed": per_seed}
