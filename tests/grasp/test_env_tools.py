@@ -76,34 +76,41 @@ def test_hostile_code_is_contained_and_batch_survives():
     assert outs[4] == ("2\n", None)
 
 
-def test_grpo_advantages_per_group_and_dropping():
-    r = torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]])
+def test_grpo_advantages_per_group_and_dropping(device):
+    r = torch.tensor([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0]], device=device)
     adv, keep = group_advantages(r)
     assert keep.tolist() == [True, False]
-    assert torch.allclose(adv[0], torch.tensor([1.0, -1.0, -1.0, 1.0]), atol=1e-3)
+    assert torch.allclose(adv[0], torch.tensor([1.0, -1.0, -1.0, 1.0], device=device), atol=1e-3)
     with pytest.raises(ValueError):
         group_advantages(torch.zeros(4))
 
 
-def test_grpo_loss_ignores_masked_tokens_and_clips():
-    lp = torch.zeros(2, 3, requires_grad=True)
-    old = torch.zeros(2, 3)
-    mask = torch.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
-    loss = grpo_loss(lp, old, old, torch.tensor([1.0, -1.0]), mask, 0.2, 0.0)
+def test_grpo_loss_ignores_masked_tokens_and_clips(device):
+    lp = torch.zeros(2, 3, device=device, requires_grad=True)
+    old = torch.zeros(2, 3, device=device)
+    mask = torch.tensor([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]], device=device)
+    loss = grpo_loss(lp, old, old, torch.tensor([1.0, -1.0], device=device), mask, 0.2, 0.0)
     loss.backward()
     assert lp.grad[0, 2] == 0 and lp.grad[1, 0] == 0  # tool tokens get no gradient
-    assert torch.isclose(loss, torch.tensor(0.0))
+    assert torch.isclose(loss, torch.tensor(0.0, device=device))
     # ratio far above 1+eps with positive advantage: clipped, no gradient
-    lp2 = torch.full((1, 1), 1.0, requires_grad=True)
-    grpo_loss(lp2, torch.zeros(1, 1), torch.zeros(1, 1), torch.tensor([1.0]), torch.ones(1, 1), 0.2, 0.0).backward()
+    z = torch.zeros(1, 1, device=device)
+    lp2 = torch.full((1, 1), 1.0, device=device, requires_grad=True)
+    grpo_loss(lp2, z, z, torch.tensor([1.0], device=device), torch.ones(1, 1, device=device), 0.2, 0.0).backward()
     assert lp2.grad.item() == 0.0
 
 
 def test_bad_configs():
-    with pytest.raises(ValueError, match="valid presets"):
-        get_config("huge")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="group"):
         get_config("smoke", group=1)
+    with pytest.raises(ValueError, match="train_seeds"):
+        get_config("smoke", train_seeds=0)
+    with pytest.raises(ValueError, match="eval_graphs must be >= 30"):
+        get_config("smoke", eval_graphs=8)
+    with pytest.raises(ValueError, match="test_sizes"):
+        get_config("smoke", test_sizes=(24, 12))
+    with pytest.raises(ValueError, match="grpo_lr"):
+        get_config("smoke", grpo_lr=0.0)
     with pytest.raises(ValueError):
         get_config("smoke", tasks=("diameter",))
     with pytest.raises(ValueError):

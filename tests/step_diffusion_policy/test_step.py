@@ -1,6 +1,7 @@
 """STEP chapter: schedulers, the environment, windows/horizon alignment, the predictor's
 warm start, the perturbation, the smoke run and bad input."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -15,21 +16,21 @@ from icml26.step_diffusion_policy.sampling import (chunk_change, make_scheduler,
                                                    stall_perturbation, warm_start_refine)
 
 
-def test_scheduler_timesteps_and_forward_noising_round_trip():
+def test_scheduler_timesteps_and_forward_noising_round_trip(device):
     s = make_scheduler("ddpm", 100)
     assert set_steps(s, 2).tolist() == [50, 0]
     assert set_steps(s, 4).tolist() == [75, 50, 25, 0]
     d = make_scheduler("ddim", 100, "trailing")
     assert set_steps(d, 2).tolist() == [99, 49]
-    x0, eps = torch.rand(5, 16, 2) * 2 - 1, torch.randn(5, 16, 2)
-    t = torch.tensor([50])
+    x0, eps = torch.rand(5, 16, 2, device=device) * 2 - 1, torch.randn(5, 16, 2, device=device)
+    t = torch.tensor([50], device=device)
     xt = s.add_noise(x0, eps, t)
-    ab = s.alphas_cumprod[50]
+    ab = s.alphas_cumprod[50].to(device)
     assert torch.allclose(xt, ab.sqrt() * x0 + (1 - ab).sqrt() * eps, atol=1e-6)
     # with the exact noise as the model's prediction, one DDIM step recovers x0 (round trip)
     set_steps(d, 1)
     tt = d.timesteps[0]
-    xt = d.add_noise(x0, eps, tt.reshape(1))
+    xt = d.add_noise(x0, eps, tt.reshape(1).to(device))
     back = d.step(eps, tt, xt, eta=0.0).pred_original_sample
     assert torch.allclose(back, x0, atol=1e-3)  # t=99: division by sqrt(abar) ~ 0.03 amplifies float32 error
 
@@ -39,19 +40,19 @@ class OracleEps(torch.nn.Module):
 
     def __init__(self, sched, x0):
         super().__init__()
-        self.ab, self.x0 = sched.alphas_cumprod, x0
+        self.ab, self.x0 = sched.alphas_cumprod.to(x0.device), x0
 
     def forward(self, x, t, obs):
         ab = self.ab[int(t)]
         return (x - ab.sqrt() * self.x0) / (1 - ab).sqrt()
 
 
-def test_warm_start_refine_with_oracle_returns_the_target():
-    x0 = torch.rand(3, 16, 2) * 1.6 - 0.8
+def test_warm_start_refine_with_oracle_returns_the_target(device):
+    x0 = torch.rand(3, 16, 2, device=device) * 1.6 - 0.8
     for kind in ("ddpm", "ddim"):
         s = make_scheduler(kind, 100)
-        out = warm_start_refine(OracleEps(s, x0), s, 2, torch.zeros(3, 2, 6), torch.zeros(3, 16, 2),
-                                torch.Generator().manual_seed(0))
+        out = warm_start_refine(OracleEps(s, x0), s, 2, torch.zeros(3, 2, 6, device=device),
+                                torch.zeros(3, 16, 2, device=device), torch.Generator(device=device).manual_seed(0))
         assert torch.allclose(out, x0, atol=1e-3), kind
 
 
@@ -103,13 +104,13 @@ def test_predictor_warm_start_shapes_and_shift_alignment():
         assert den(torch.zeros(5, 16, 2), torch.tensor(3), torch.zeros(5, 2, 6)).shape == (5, 16, 2)
 
 
-def test_perturbation_acts_only_when_the_two_latest_chunks_barely_differ():
-    warm = torch.ones(2, 16, 2)
-    older = torch.zeros(2, 16, 2)
-    cache = torch.stack([torch.full((16, 2), 0.05), torch.full((16, 2), 1e-4)])  # norms 0.28 and 0.0006
+def test_perturbation_acts_only_when_the_two_latest_chunks_barely_differ(device):
+    warm = torch.ones(2, 16, 2, device=device)
+    older = torch.zeros(2, 16, 2, device=device)
+    cache = torch.stack([torch.full((16, 2), 0.05), torch.full((16, 2), 1e-4)]).to(device)  # norms 0.28 and 0.0006
     d = chunk_change(cache, older)
     assert d[0] > 0.2 and d[1] < 0.01
-    out, stalled = stall_perturbation(warm, cache, older, 0.01, 1.0, 0.5, torch.Generator().manual_seed(0))
+    out, stalled = stall_perturbation(warm, cache, older, 0.01, 1.0, 0.5, torch.Generator(device=device).manual_seed(0))
     assert stalled.tolist() == [False, True]
     assert torch.equal(out[0], warm[0]) and not torch.allclose(out[1], warm[1])
     out2, _ = stall_perturbation(warm, cache, older, 0.01, 0.5, 0.0)  # sigma applies only when stalled
@@ -118,12 +119,12 @@ def test_perturbation_acts_only_when_the_two_latest_chunks_barely_differ():
         chunk_change(cache, older[:1])
 
 
-def test_spatial_only_predictor_ignores_the_action_history():
+def test_spatial_only_predictor_ignores_the_action_history(device):
     torch.manual_seed(0)
-    sp = ActionPredictorTransformer(2, 6, 2, 16, 8, dim=16, heads=2, dropout=0.0, use_history=False).eval()
-    st = ActionPredictorTransformer(2, 6, 2, 16, 8, dim=16, heads=2, dropout=0.0).eval()
-    obs = torch.randn(3, 2, 6)
-    h1, h2 = torch.zeros(3, 8, 2), torch.randn(3, 8, 2)
+    sp = ActionPredictorTransformer(2, 6, 2, 16, 8, dim=16, heads=2, dropout=0.0, use_history=False).to(device).eval()
+    st = ActionPredictorTransformer(2, 6, 2, 16, 8, dim=16, heads=2, dropout=0.0).to(device).eval()
+    obs = torch.randn(3, 2, 6, device=device)
+    h1, h2 = torch.zeros(3, 8, 2, device=device), torch.randn(3, 8, 2, device=device)
     assert torch.allclose(sp(h1, obs), sp(h2, obs))
     assert not torch.allclose(st(h1, obs), st(h2, obs))
 
@@ -135,17 +136,49 @@ def test_official_ddim_configuration():
     assert s.config.beta_schedule == "squaredcos_cap_v2"
 
 
-def test_smoke_run_end_to_end():
-    r = E.run_experiment(get_config("smoke"))
-    assert set(r.rollouts) == set(E.method_names(r.config).values())
-    assert set(r.stall) == {"with perturbation", "without perturbation"}
-    assert r.contraction["per_state_error"].shape[1] == r.config.contraction_steps + 1
-    assert r.contraction["ratio"].shape == (r.config.contraction_steps,)
-    ex = E.explore_rollouts(r.trained, 2, warm_start=False, n=3)
-    assert len(ex) == 2
-    assert len(r.startup) == 3 and all(ro.success.shape == r.rollouts[E.method_names(r.config)["step"]].success.shape
-                                       for ro in r.startup.values())
-    assert "| variant |" in E.startup_table(r)
+@pytest.fixture(scope="module")
+def smoke_results():
+    return E.run_experiment(get_config("smoke"), device="cpu")
+
+
+def test_smoke_run_end_to_end(smoke_results):
+    r, c = smoke_results, get_config("smoke")
+    assert r["seeds"] == [0] and len(r["per_seed"]) == c.train_seeds
+    s = r["per_seed"][0]
+    assert set(s["success"]) == set(E.method_names(c).values()) == set(r["methods"])
+    assert all(len(v) == len(c.eval_seeds) * c.episodes_per_seed for v in s["success"].values())
+    assert set(s["stall"]) == {"with perturbation", "without perturbation"}
+    # C3 measures STEP's own refinement: K' steps from its own tau_1
+    assert np.asarray(s["contraction"]["per_state_error"]).shape[1] == c.refine_steps + 1
+    assert list(s["contraction"]["timesteps"]) == [c.num_train_timesteps // 2, 0]
+    assert set(s["latency_batch_s"]) == {"STEP-2", f"DDPM-{c.num_train_timesteps}"}
+    assert len(s["latency_batch1_s"]["STEP-2"]) == c.latency_repeats
+    assert len(s["startup"]) == 3 and "| variant |" in E.startup_table(r)
+    assert set(s["explore"]) == {f"{k}-{w}" for k in E.EXPLORE_STEPS for w in ("warm", "noise")}
+
+
+#: At smoke the denoiser trains 40 steps: DDPM fails its competence check (rule 2), so every claim
+#: that samples from it is INCONCLUSIVE, and the comparisons have one training seed (rule 1).
+SMOKE_STATUSES = {k: "INCONCLUSIVE" for k in ("C1", "C2", "C3", "C4", "E1", "E2")}
+
+
+def test_smoke_statuses(smoke_results):
+    """The smoke run's ledger: one training seed, so the trained comparisons are INCONCLUSIVE
+    (rule 1), C2 is decided and flagged fragile (rule 7)."""
+    from icml26.step_diffusion_policy import claims
+    ledger = claims.build_ledger(smoke_results)
+    got = {k: e.status for k, e in ledger.entries.items()}
+    assert got == SMOKE_STATUSES, got
+    assert ledger.entries["C2"].fragile and ledger.entries["C2"].changes
+    assert "rule 2" in ledger.entries["C1"].reason and ledger.verdict() == "INCONCLUSIVE"
+
+
+def test_results_are_plain_data_and_the_ledger_survives_json(smoke_results):
+    import json
+    from icml26.evidence import from_plain, to_plain
+    from icml26.step_diffusion_policy import claims
+    plain = json.loads(json.dumps(to_plain(smoke_results)))
+    assert claims.build_ledger(from_plain(plain)).check_lines() == claims.build_ledger(smoke_results).check_lines()
 
 
 class CountingPredictor(torch.nn.Module):
@@ -214,8 +247,12 @@ def test_first_decision_counts_as_a_stall_and_later_ones_compare_the_latest_chun
 
 
 def test_bad_input_is_rejected():
-    with pytest.raises(ValueError, match="valid presets"):
-        get_config("huge")
+    with pytest.raises(ValueError, match="train_seeds"):
+        get_config("smoke", train_seeds=0)
+    with pytest.raises(ValueError, match="predictor_dropout"):
+        get_config("smoke", predictor_dropout=1.0)
+    with pytest.raises(ValueError, match="lr must be > 0"):
+        get_config("smoke", lr=0.0)
     with pytest.raises(ValueError, match="do not fit"):
         get_config("smoke", pred_horizon=4, action_horizon=8)
     with pytest.raises(ValueError, match="positive"):

@@ -80,10 +80,17 @@ class Episode:
     generated: int = 0
     seg: list[int] = field(default_factory=list)
     first_tool: str | None = None
-    probed_first: bool = False  # probe covering the query nodes before any code
+    probed_first: bool = False  # before its first code, it probed every node that code reads (`nodes_read`)
     codes: list[str] = field(default_factory=list)
     reason: str = ""
     last_out: int | None = None  # the interpreter's last output, if an in-range integer
+
+
+def nodes_read(code: str, q: Question) -> set[int]:
+    """The graph nodes a code snippet reads: `N[u]` reads the query node u, `N[v]` reads v
+    ("probing first" = every node the first code reads was probed before it ran; an adjacency
+    test `v in N[u]` reads u only)."""
+    return {node for sym, node in (("N[u]", q.u), ("N[v]", q.v)) if sym in code}
 
 
 def _append(ep: Episode, text: str, vocab: Vocab) -> None:
@@ -174,7 +181,8 @@ def _step_env(e: Episode, vocab: Vocab, cfg) -> None:
         _append(e, f"obs {render_nb(got)} ;", vocab)
     else:
         if not e.codes:
-            e.probed_first = set(query_nodes(e.q)) <= set(e.q.probes)
+            read = nodes_read(act.code, e.q)
+            e.probed_first = bool(read) and read <= set(e.q.probes)
         e.codes.append(act.code)
         e.pending_code = act.code
     # endregion

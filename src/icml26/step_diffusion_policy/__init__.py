@@ -10,12 +10,13 @@ perturbation), `policy` (training, methods, closed-loop rollouts), `experiment` 
 from .config import EXPECTED_TIME, PRESETS, StepConfig, get_config
 from .env import ObstacleReach2D, collect_demos, sample_layouts
 from .models import ActionPredictorTransformer, ConditionalMLPDenoiser, ConditionalTemporalDenoiser
+from .experiment import run_experiment
 from .policy import MethodSpec, method_specs, rollout, train_policy
 from .sampling import make_scheduler, shift_chunk, stall_perturbation, warm_start_refine
 
 __all__ = [
     "ActionPredictorTransformer", "ConditionalMLPDenoiser", "ConditionalTemporalDenoiser", "EXPECTED_TIME",
     "MethodSpec", "ObstacleReach2D", "PRESETS", "StepConfig", "collect_demos", "get_config", "make_scheduler",
-    "method_specs", "rollout", "sample_layouts", "shift_chunk", "train_policy", "stall_perturbation",
+    "method_specs", "rollout", "run_experiment", "sample_layouts", "shift_chunk", "train_policy", "stall_perturbation",
     "warm_start_refine",
 ]

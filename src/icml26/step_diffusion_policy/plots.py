@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 
 from icml26.common import BASELINE, METHOD, PALETTE
 from icml26.common.plotting import book_figure
@@ -17,13 +16,13 @@ def draw_scene(ax, center=(0.0, 0.0), radius: float = 0.3, goal=None) -> None:
     ax.set_xlim(-1, 1); ax.set_ylim(-1, 1); ax.set_aspect("equal"); ax.set_xticks([]); ax.set_yticks([])
 
 
-def plot_paths(ax, rollout, title: str, n: int = 30, radius: float = 0.3) -> None:
-    """Paths of the first `n` episodes: green = success, red = failure (collision or timeout)."""
+def plot_paths(ax, paths, success, title: str, n: int = 20, radius: float = 0.3) -> None:
+    """Paths (episodes, T+1, 2) of the first `n` episodes: blue = success, orange = failure."""
     draw_scene(ax, radius=radius)
-    for i in range(min(n, rollout.paths.shape[0])):
-        p = rollout.paths[i].numpy()
-        ax.plot(p[:, 0], p[:, 1], color=METHOD if rollout.success[i] else BASELINE, lw=0.8, alpha=0.8)
-    ax.set_title(f"{title}\nsuccess {rollout.success.float().mean():.2f}", fontsize=9)
+    paths, success = np.asarray(paths), np.asarray(success, dtype=float)
+    for i in range(min(n, paths.shape[0])):
+        ax.plot(paths[i, :, 0], paths[i, :, 1], color=METHOD if success[i] else BASELINE, lw=0.8, alpha=0.8)
+    ax.set_title(f"{title}\nsuccess {success.mean():.2f}", fontsize=9)
 
 
 def plot_demos(demos, n: int = 40, radius: float = 0.3):
@@ -42,24 +41,43 @@ def plot_demos(demos, n: int = 40, radius: float = 0.3):
     return fig
 
 
-def plot_all_paths(result, n: int = 30):
-    """Paths of every method on the same scenes, four panels per row."""
-    names = list(result.rollouts)
+def plot_all_paths(results, radius: float = 0.3):
+    """Paths of every method on the same scenes (first training seed, first 20 episodes; the
+    success in the title is over all its episodes), four panels per row."""
+    r = results["per_seed"][0]
+    names = list(r["paths"])
     rows = (len(names) + 3) // 4
     fig, axes = book_figure(rows, 4, height=2.2 * rows)
     axes = np.atleast_1d(axes).ravel()
     for ax, name in zip(axes, names):
-        plot_paths(ax, result.rollouts[name], name, n, result.config.obstacle_radius)
+        n = len(r["paths"][name])
+        plot_paths(ax, r["paths"][name], r["success"][name][:n], name, n, radius)
+        ax.set_title(f"{name}\nsuccess {np.mean(r['success'][name]):.2f}", fontsize=9)
     for ax in axes[len(names):]:
         ax.set_visible(False)
     return fig
 
 
-def plot_success_latency(result):
-    """Success (mean and per seed) and the batch-1 latency of every method."""
-    names = list(result.rollouts)
-    succ = np.stack([result.success(n) for n in names])  # (methods, seeds)
-    ms = np.array([result.latency_batch1[n] * 1e3 for n in names])  # latency of one decision, batch 1
+def success_table(results) -> dict[str, np.ndarray]:
+    """Success rate per method and training seed, (seeds,) each."""
+    return {name: np.array([np.mean(s["success"][name]) for s in results["per_seed"]]) for name in results["methods"]}
+
+
+def latency_ms(results, batch: bool = False) -> dict[str, float]:
+    """Milliseconds per decision, the minimum of the timed calls, averaged over seeds (batch 1, or
+    the batch of robots for STEP-2 and DDPM-100)."""
+    key = "latency_batch_s" if batch else "latency_batch1_s"
+    names = results["per_seed"][0][key]
+    return {n: 1e3 * float(np.mean([min(s[key][n]) for s in results["per_seed"]])) for n in names}
+
+
+def plot_success_latency(results):
+    """Success (mean and per training seed) and the batch-1 latency of every method."""
+    succ_d = success_table(results)
+    names = list(succ_d)
+    succ = np.stack([succ_d[n] for n in names])  # (methods, seeds)
+    lat = latency_ms(results)
+    ms = np.array([lat[n] for n in names])
     fig, (a, b) = book_figure(1, 2, height=3.4)
     colors = [METHOD if n.startswith("STEP") else BASELINE for n in names]
     a.bar(range(len(names)), succ.mean(1), color=colors, alpha=0.8)
@@ -76,41 +94,51 @@ def plot_success_latency(result):
 
 def plot_contraction(contraction):
     fig, (a, b) = book_figure(1, 2, height=3.0)
-    err = contraction["error"]
+    err = np.asarray(contraction["error"])
+    ratio = np.asarray(contraction["ratio"])
     labels = [f"t={t}" for t in contraction["timesteps"]] + ["output"]
     a.plot(range(len(err)), err, "o-", color=METHOD)
     a.set_xticks(range(len(err)), labels); a.set_ylabel(r"mean $\|\tilde A_k - A^*_k\|$"); a.set_yscale("log")
     a.set_title("error of the warm-started refinement", fontsize=9)
-    b.bar(range(len(contraction["ratio"])), contraction["ratio"], color=METHOD, alpha=0.8)
+    b.bar(range(len(ratio)), ratio, color=METHOD, alpha=0.8)
     b.axhline(1.0, color="k", lw=1, ls="--")
-    b.set_xticks(range(len(contraction["ratio"])), [f"{labels[i]}→{labels[i+1]}" for i in range(len(labels) - 1)],
-                 fontsize=8.5, rotation=20)
+    b.set_xticks(range(len(ratio)), [f"{labels[i]}→{labels[i+1]}" for i in range(len(labels) - 1)], fontsize=8.5)
     b.set_ylabel("median ratio $c_k$"); b.set_title("per-step contraction ratio", fontsize=9)
     return fig
 
 
-def plot_explore(rollouts: dict, radius: float = 0.3):
-    fig, axes = book_figure(1, len(rollouts), height=3.0)
-    for ax, (name, r) in zip(np.atleast_1d(axes), rollouts.items()):
-        plot_paths(ax, r, name, r.paths.shape[0], radius)
+def plot_explore(view: dict, radius: float = 0.3):
+    """One precomputed Explore view: name -> {"paths", "success"}."""
+    fig, axes = book_figure(1, len(view), height=3.0)
+    for ax, (name, r) in zip(np.atleast_1d(axes), view.items()):
+        plot_paths(ax, r["paths"], r["success"], name, len(r["paths"]), radius)
     return fig
 
 
-def results_markdown(result, paper: dict[str, str]) -> str:
-    """Table: method, the paper's figure (state-based Push-T success at its scale), ours (this
-    scale), collisions, time per decision at batch 1."""
-    rows = ["| method | paper: Push-T success (state-based) | ours: success (150 episodes) | collisions "
-            "| ms per decision (batch 1) |", "|---|---|---|---|---|"]
-    for name in result.rollouts:
-        rows.append(f"| {name} | {paper.get(name, '–')} | {result.success(name).mean():.2f} | "
-                    f"{result.collision(name).mean():.2f} | {result.latency_batch1[name] * 1e3:.1f} |")
+def results_markdown(results, paper: dict[str, str]) -> str:
+    """Table: method, the paper's figure (state-based Push-T success at its scale), ours (mean over
+    training seeds, with the range), collisions, time per decision at batch 1."""
+    succ = success_table(results)
+    lat = latency_ms(results)
+    seeds = results["per_seed"]
+    n_ep = results["episodes"]
+    rows = [f"| method | paper: Push-T success (state-based) | ours: success ({len(seeds)} training seed(s) × "
+            f"{n_ep} episodes) | collisions | ms per decision (batch 1) |", "|---|---|---|---|---|"]
+    for name, v in succ.items():
+        rng = f" ({v.min():.2f}–{v.max():.2f})" if len(v) > 1 else ""
+        coll = np.mean([np.mean(s["collided"][name]) for s in seeds])
+        rows.append(f"| {name} | {paper.get(name, '–')} | {v.mean():.2f}{rng} | {coll:.2f} | {lat[name]:.1f} |")
     return "\n".join(rows)
 
 
-def plot_startup(result, n: int = 30):
-    """Paths of the start-up diagnostics (`experiment.startup_diagnostics`) on the same scenes."""
-    runs = result.startup
+def plot_startup(results, radius: float = 0.3):
+    """Paths of the start-up diagnostics (`experiment.startup_diagnostics`) on the same scenes
+    (first training seed)."""
+    r = results["per_seed"][0]
+    runs = r["startup_paths"]
     fig, axes = book_figure(1, len(runs), height=3.2)
-    for ax, (name, r) in zip(np.atleast_1d(axes), runs.items()):
-        plot_paths(ax, r, name.replace(", ", ",\n", 1).replace(" (", "\n(", 1), n, result.config.obstacle_radius)
+    for ax, (name, d) in zip(np.atleast_1d(axes), runs.items()):
+        title = name.replace(", ", ",\n", 1).replace(" (", "\n(", 1)
+        plot_paths(ax, d["paths"], d["success"], title, len(d["paths"]), radius)
+        ax.set_title(f"{title}\nsuccess {r['startup'][name]['success']:.2f}", fontsize=9)
     return fig

@@ -269,18 +269,3 @@ def rollout(trained: TrainedPolicy, spec: MethodSpec, layout: Layout, generator:
         policy.executed(executed)
     return Rollout(env.success.cpu(), env.collided.cpu(), env.stalled.cpu(), torch.stack(paths, 1).cpu(),
                    seconds, n_dec, policy.n_stalled)
-
-
-def decision_latency(trained: TrainedPolicy, spec: MethodSpec, obs_hist: torch.Tensor, repeats: int = 3) -> float:
-    """Seconds per decision at the batch size of `obs_hist` (B, T_o, 6): the minimum over
-    `repeats` timed calls after one warm-up call, on a policy that already has a history."""
-    g = torch.Generator(device=trained.device).manual_seed(0)
-    policy = ChunkPolicy(trained, spec, obs_hist.shape[0], g)
-    chunk = policy.act(obs_hist)  # warm-up; fills the history so reuse/STEP take their warm path
-    policy.executed(chunk[:, :trained.config.action_horizon])
-    best = float("inf")
-    for _ in range(max(1, repeats)):
-        with Timer(trained.device) as timer:
-            policy.act(obs_hist)
-        best = min(best, timer.seconds)
-    return best
