@@ -128,7 +128,7 @@ PRESETS: dict[str, ConformalMIPConfig] = {
 EXPECTED_TIME = {
     "smoke": "about 10 s on 2 CPU cores",
     "reduced": "about 40 s on 2 CPU cores",
-    "evidence": "about 2 min on 2 CPU cores",
+    "evidence": "about 3 min on 2 CPU cores",
     "full": "several hours on a Colab-class machine",
 }
 
