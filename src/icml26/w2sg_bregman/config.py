@@ -102,8 +102,8 @@ PRESETS = {
 #: How long each preset takes (the banner, the chapter's Time section and the scoreboard read it).
 EXPECTED_TIME = {
     "smoke": "about 5 s on 2 CPU cores",
-    "reduced": "about 20 s on 2 CPU cores",
-    "evidence": "about 1 min on 2 CPU cores",
+    "reduced": "about 40 s on 2 CPU cores",
+    "evidence": "about 5 min on 2 CPU cores",
     "full": "about 10 min on one GPU",
 }
 
