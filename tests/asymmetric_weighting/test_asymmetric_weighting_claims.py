@@ -62,9 +62,11 @@ def test_c1_competence_and_fragile():
     g = [R(100)] * 3
     st = C.decide_c1(g, {"sqrt": [R(50)] * 3, "linear": [R(50)] * 3}, BAD)
     assert st.status == INCONCLUSIVE and "rule 2" in st.reason
-    # consistent large effect: robust, not fragile
-    assert not C.decide_c1([R(100), R(110), R(90)], {"sqrt": [R(50), R(55), R(45)], "linear": [R(50), R(55), R(45)]},
-                           OK).fragile
+    # consistent large effect: robust over the seeds, fragile only through the listed grid change (rule 7)
+    st = C.decide_c1([R(100), R(110), R(90)], {"sqrt": [R(50), R(55), R(45)], "linear": [R(50), R(55), R(45)]}, OK)
+    assert st.status == REPRODUCED and tuple(st.changes) == C.LR_GRID_CHANGE and st.fragile
+    effects = [math.log(100 / 50), math.log(110 / 55), math.log(90 / 45) + 1e-3]
+    assert not C.is_fragile(effects, 0.0, C.seed_statuses([e > 0 for e in effects]))
     # an effect that sits close to zero in every seed is fragile (its interval crosses 0)
     st = C.decide_c1([R(100), R(100), R(100)], {"sqrt": [R(99), R(60), R(99)], "linear": [R(99), R(60), R(99)]}, OK)
     assert st.fragile

@@ -29,7 +29,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from icml26.common.ledger import (INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ClaimStatus, Competence, Ledger,
-                                  combine_sub_results, competence_reason, gate_competence, is_fragile,
+                                  ThresholdChange, combine_sub_results, competence_reason, gate_competence, is_fragile,
                                   per_seed_values, replicated_status, seed_statuses)
 
 CLAIM_IDS = ("C1", "C2", "C3")
@@ -49,6 +49,10 @@ C3_MAX_FACTOR = 1.5
 #: Sanity check (by construction): |simulated - expected-update| / expected time, every scheme.
 C3_SIM_MAX_GAP = 0.2
 C1_SCHEMES = ("sqrt", "linear")
+#: Rule 7: the evidence preset's from-scratch learning-rate grid was changed after a first evidence run.
+LR_GRID_CHANGE = (ThresholdChange("evidence from-scratch learning-rate grid", "1e-3, 2e-3, 5e-3, 1.25e-2",
+                                  "5e-4, 1e-3, 2e-3, 5e-3",
+                                  "GRPO's tuned rate sat on the grid's lower edge and no scheme chose 1.25e-2"),)
 NAMES = {"sqrt": "Sqrt-R", "linear": "Linear-R", "grpo": "GRPO"}
 
 Bounds = tuple[float, float]
@@ -142,7 +146,8 @@ def decide_c1(grpo: Sequence[Bounds], asym: Mapping[str, Sequence[Bounds]],
     return ClaimStatus("C1", "from scratch, Sqrt-R and Linear-R reach the target faster than GRPO", status,
                        figures, "per scheme: log T(GRPO)/T(scheme) > 0 in every seed, or in 2 of 3 with seed "
                        "t-test p < ALPHA = 0.05; censored times counted at the cap; competence: best - start "
-                       f"accuracy >= MIN_LEARNING = {MIN_LEARNING}", reason, fragile, competence=competence)
+                       f"accuracy >= MIN_LEARNING = {MIN_LEARNING}", reason, fragile, competence=competence,
+                       changes=LR_GRID_CHANGE)
 
 
 def decide_c2(scratch_grpo: Sequence[Bounds], scratch_sqrt: Sequence[Bounds], sft_grpo: Sequence[Bounds],
@@ -170,7 +175,7 @@ def decide_c2(scratch_grpo: Sequence[Bounds], scratch_sqrt: Sequence[Bounds], sf
     return ClaimStatus("C2", "the benefit is smaller when RL starts after SFT", status, figures,
                        "log speed-up from scratch - log speed-up after SFT > 0 in every seed, or in 2 of 3 with "
                        f"seed t-test p < ALPHA = 0.05; competence: SFT start >= C2_MIN_SFT_ACC = {C2_MIN_SFT_ACC}",
-                       reason, fragile, competence=competence)
+                       reason, fragile, competence=competence, changes=LR_GRID_CHANGE)
 
 
 def c3_effects(predicted: Sequence[float], measured: Sequence[float]) -> list[float]:
@@ -218,13 +223,13 @@ def decide_c3(opt_gap: float, asymmetry: float, predicted: Sequence[float], meas
                   "matches the theory's (more seeds would settle it)")
     else:
         reason = "the numeric optimum is not asymmetric as stated"
-    return ClaimStatus("C3", "the time-optimal weights are asymmetric, and the theory's times match the RL loop",
+    return ClaimStatus("C3", "asymmetric optimum; theory matches the RL loop",
                        status, figures,
                        f"numeric optimum within C3_OPT_TOL = {C3_OPT_TOL:g} of the closed form and weight ratio >= "
                        f"C3_MIN_ASYMMETRY = {C3_MIN_ASYMMETRY}; measured speed-up within C3_MAX_FACTOR = "
                        f"{C3_MAX_FACTOR}x of the predicted one in every seed (or 2 of 3 with p < ALPHA = 0.05)",
                        reason, is_fragile(effects, 0.0, seed_statuses([e > 0 for e in effects])),
-                       competence=competence, by_construction=True, property_claim=True)
+                       competence=competence, by_construction=True, property_claim=True, changes=LR_GRID_CHANGE)
 
 
 def build_ledger(results) -> Ledger:

@@ -95,16 +95,16 @@ PRESETS: dict[str, AsymConfig] = {
     "smoke": AsymConfig(sim_prompts=50, sim_steps=10, seeds=3, rl_steps=4, context_steps=3, prompts_per_step=8,
                         group_size=4, sft_steps=4, post_sft_steps=3, dapo_max_rounds=2, lr_grid=(5e-3, 1e-2),
                         post_sft_lr_grid=(3e-4,), tune_steps=3),
-    "reduced": AsymConfig(),
-    "evidence": AsymConfig(schemes=("grpo", "linear", "sqrt"), seeds=10, lr_grid=(1e-3, 2e-3, 5e-3, 1.25e-2)),
+    "reduced": AsymConfig(schemes=("grpo", "linear", "sqrt"), tune_steps=200),
+    "evidence": AsymConfig(schemes=("grpo", "linear", "sqrt"), seeds=10, lr_grid=(5e-4, 1e-3, 2e-3, 5e-3)),
     "full": AsymConfig(sim_prompts=4000, sim_steps=400, sim_lr=0.5, min_operand=0, max_operand=9, d_model=64,
                        schemes=("rloo", "grpo", "dapo", "linear", "sqrt", "uniform", "plateau"), seeds=10,
                        rl_steps=3000, context_steps=3000, prompts_per_step=64, lr_grid=(1e-3, 2e-3, 5e-3, 1e-2),
                        tune_steps=1500, sft_steps=600, post_sft_steps=200),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 60 s on 2 CPU cores",
-                 "evidence": "about 4 minutes on 2 CPU cores", "full": "about an hour on one GPU"}
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 90 s on 2 CPU cores",
+                 "evidence": "about 6 minutes on 2 CPU cores", "full": "about an hour on one GPU"}
 
 
 def get_config(name: str = "reduced", **overrides) -> AsymConfig:
