@@ -14,8 +14,8 @@ from icml26.dq_sync.algebra import (
 G = torch.Generator().manual_seed(0)
 
 
-def rand_dq(*shape):
-    return torch.randn(*shape, 2, 4, generator=G, dtype=torch.float64)
+def rand_dq(*shape, device="cpu"):
+    return torch.randn(*shape, 2, 4, generator=G, dtype=torch.float64).to(device)
 
 
 def test_quat_mul_matches_left_matrix_and_known_products():
@@ -28,28 +28,28 @@ def test_quat_mul_matches_left_matrix_and_known_products():
     assert torch.allclose(quat_mul(p, q), (quat_left_matrix(p) @ q[..., None])[..., 0])
 
 
-def test_dq_product_is_associative_and_conjugate_reverses_order():
-    a, b, c = rand_dq(7), rand_dq(7), rand_dq(7)
+def test_dq_product_is_associative_and_conjugate_reverses_order(device):
+    a, b, c = rand_dq(7, device=device), rand_dq(7, device=device), rand_dq(7, device=device)
     assert torch.allclose(dq_mul(dq_mul(a, b), c), dq_mul(a, dq_mul(b, c)), atol=1e-12)
     assert torch.allclose(dq_conj(dq_mul(a, b)), dq_mul(dq_conj(b), dq_conj(a)), atol=1e-12)
 
 
-def test_dual_norm_is_multiplicative():
-    a, b = rand_dq(9), rand_dq(9)
+def test_dual_norm_is_multiplicative(device):
+    a, b = rand_dq(9, device=device), rand_dq(9, device=device)
     assert torch.allclose(dq_norm(dq_mul(a, b)), dual_mul(dq_norm(a), dq_norm(b)), atol=1e-10)
 
 
-def test_udq_closure_inverse_and_projection():
-    x, y = random_udq(20, 3.0, G), random_udq(20, 3.0, G)
+def test_udq_closure_inverse_and_projection(device):
+    x, y = random_udq(20, 3.0, G).to(device), random_udq(20, 3.0, G).to(device)
     assert bool(is_udq(x).all()) and bool(is_udq(dq_mul(x, y)).all())
-    assert torch.allclose(dq_mul(x, dq_conj(x)), dq_identity(20), atol=1e-12)  # inverse = conjugate
-    p = project_udq(rand_dq(50))
+    assert torch.allclose(dq_mul(x, dq_conj(x)), dq_identity(20, device=device), atol=1e-12)  # inverse = conjugate
+    p = project_udq(rand_dq(50, device=device))
     assert bool(is_udq(p, 1e-12).all())
     assert torch.allclose(project_udq(x), x, atol=1e-12)  # P is the identity on UDQ
     # P(q) = q / |q| with dual division; and P(a q) = P(q) for a positive dual scalar a
-    q = rand_dq(6)
+    q = rand_dq(6, device=device)
     assert torch.allclose(project_udq(q), dual_div(q, dq_norm(q)), atol=1e-12)
-    scale = torch.tensor([2.5, -0.7], dtype=torch.float64)
+    scale = torch.tensor([2.5, -0.7], dtype=torch.float64, device=device)
     assert torch.allclose(project_udq(torch.stack([scale[0] * q[:, 0], scale[0] * q[:, 1] + scale[1] * q[:, 0]], 1)),
                           project_udq(q), atol=1e-12)
 

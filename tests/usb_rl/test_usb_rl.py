@@ -218,10 +218,12 @@ def test_dual_ascent():
 
 
 def test_bad_input_rejected():
-    with pytest.raises(ValueError, match="smoke"):
-        get_config("huge")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="lambdas"):
         get_config("smoke", lambdas=(-1.0,))
+    with pytest.raises(ValueError, match="policy_lr"):
+        get_config("smoke", policy_lr=0.0)
+    with pytest.raises(ValueError, match="imagined_rollouts"):
+        get_config("smoke", imagined_rollouts=0)
     with pytest.raises(ValueError):
         get_config("smoke", horizon=1)
     with pytest.raises(ValueError, match="hazard_apex"):
@@ -249,13 +251,17 @@ def test_bad_input_rejected():
 
 
 def test_smoke_run_end_to_end():
-    torch.set_num_threads(1)
     cfg = get_config("smoke", device="cpu")
-    res = ex.run_experiment(cfg, 0)
+    trained = []
+    res = ex.run_experiment(cfg, 0, trained=trained)
+    assert res["seeds"] == [0, 1, 2] and len(trained) == 3
     tab = ex.outcome_table(res)
     assert tab["returns"].shape == (cfg.n_seeds, len(ex.method_names(cfg)))
     assert np.isfinite(tab["returns"]).all() and (tab["costs"] >= 0).all()
-    mono = claims.monotonicity_violations(res[0].score, *res[0].score_batch, n_grid=11)
-    assert mono["grid"] == 0 and mono["pairs"] == 0  # monotone by construction
-    assert claims.decide_c1([mono["grid"]], [mono["pairs"]], [mono["n_pairs"]]).status == "REPRODUCED"
-    assert ex.policy_paths(res[0], cfg, 2).shape == (len(tab["names"]), 2, cfg.horizon + 1, 2)
+    assert all(m["grid"] == 0 and m["pairs"] == 0 for m in res["monotonicity"])  # monotone by construction
+    ledger = claims.build_ledger(res)
+    assert [e.status for e in ledger._ordered()] == SMOKE_STATUSES
+    assert ex.policy_paths(trained[0], cfg, 2).shape == (len(tab["names"]), 2, cfg.horizon + 1, 2)
+
+
+SMOKE_STATUSES = ["NOT TESTED", "INCONCLUSIVE", "INCONCLUSIVE"]  # smoke agents are below the competence bar

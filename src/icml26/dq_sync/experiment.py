@@ -29,10 +29,11 @@ def _dtype(config: DQSyncConfig) -> torch.dtype:
     return torch.float64 if config.dtype == "float64" else torch.float32
 
 
-def run_methods(graph: PoseGraph, config: DQSyncConfig, seed: int = 0) -> dict:
+def run_methods(graph: PoseGraph, config: DQSyncConfig, seed: int = 0, eig_solver: str | None = None) -> dict:
     """Run the three methods on one graph, timing the DQ pipeline and EIG-SE(3) with `Timer`.
 
     Returns the UDQ estimates, EIG's (R, t), the DQGPM record (iterates kept) and seconds.
+    `eig_solver` overrides `config.eig_solver` (the timing sweep times every solver).
     """
     device = graph.device
     with Timer(device) as t_dq:
@@ -40,21 +41,24 @@ def run_methods(graph: PoseGraph, config: DQSyncConfig, seed: int = 0) -> dict:
                                          torch.Generator().manual_seed(int(seed)))
         gpm = dqgpm(graph, x0, config.gpm_iters, keep_iterates=True)
     with Timer(device) as t_eig:
-        R_eig, t_eig_hat = eig_se3(graph, config.eig_solver)
+        R_eig, t_eig_hat = eig_se3(graph, eig_solver or config.eig_solver)
     return {"x_spectral": x0, "gpm": gpm, "power": power, "eig": (R_eig, t_eig_hat),
             "seconds_dq": t_dq.seconds, "seconds_eig": t_eig.seconds}
 
 
 def contraction_curves(gpm: GPMResult, x_true: torch.Tensor) -> dict[str, np.ndarray]:
-    """Per-iteration rotation/translation errors to the truth, and the rotation distance
-    (degrees, gauge removed) of each iterate to the last one (the DQGPM limit)."""
+    """Per-iteration rotation/translation errors to the truth, the rotation distance (degrees,
+    gauge removed) of each iterate to the last one (the DQGPM limit), and the step lengths
+    |x^{k+1} - x^k| (rotation, degrees): C1's fit uses these, which do not depend on where the
+    run stops (a linear rate makes them decay geometrically, a 1/k decay makes them ~ 1/k^2)."""
     its = gpm.iterates
     if its is None:
         raise ValueError("run dqgpm with keep_iterates=True to get contraction curves")
     to_truth = [pose_errors(x, x_true) for x in its]
     to_limit = [pose_errors(x, its[-1])["rot_deg"] for x in its[:-1]]
+    steps = [pose_errors(b, a)["rot_deg"] for a, b in zip(its[:-1], its[1:])]  # |x^{k+1} - x^k|, gauge removed
     return {"rot": np.array([e["rot_deg"] for e in to_truth]), "trans": np.array([e["trans"] for e in to_truth]),
-            "to_limit": np.array(to_limit)}
+            "to_limit": np.array(to_limit), "steps": np.array(steps)}
 
 
 def contraction_rate(to_limit: np.ndarray, floor: float = 1e-9) -> float:
@@ -79,6 +83,7 @@ class BenchmarkResult:
     curves_rot: np.ndarray | None = None  # (sigma, seed, K+1)
     curves_trans: np.ndarray | None = None
     curves_to_limit: np.ndarray | None = None  # (sigma, seed, K)
+    curves_steps: np.ndarray | None = None  # (sigma, seed, K): |x^{k+1} - x^k| (deg)
     rates: np.ndarray | None = None  # (sigma, seed)
     # translation error of DQGPM's frozen-rotation fixed point with one ingredient of the DQ
     # sum kept: "weights" (rotation-agreement weights only) and "coupling" (cross term only)
@@ -100,6 +105,7 @@ def run_benchmark(config: DQSyncConfig, seed: int = 0) -> BenchmarkResult:
     res.curves_rot = np.zeros((len(config.sigmas), config.n_seeds, K + 1))
     res.curves_trans = np.zeros_like(res.curves_rot)
     res.curves_to_limit = np.zeros((len(config.sigmas), config.n_seeds, K))
+    res.curves_steps = np.zeros((len(config.sigmas), config.n_seeds, K))
     res.rates = np.zeros((len(config.sigmas), config.n_seeds))
     res.fixed_point_trans = {k: np.zeros((len(config.sigmas), config.n_seeds)) for k in ("weights", "coupling")}
     cells = [(a, b, c, d) for a in range(shape[0]) for b in range(shape[1]) for c in range(shape[2]) for d in range(shape[3])]
@@ -111,24 +117,25 @@ def run_benchmark(config: DQSyncConfig, seed: int = 0) -> BenchmarkResult:
                                       dtype=_dtype(config), noise_model=config.noise_model)
         out = run_methods(prob.graph, config, seed=d)
         R_true, t_true = dq_to_rt(prob.x_true)
-        R_ref = chordal_rotations(prob.graph, out["eig"][0])
         errs = {"dq_spectral": pose_errors(out["x_spectral"], prob.x_true),
                 "dqgpm": pose_errors(out["gpm"].x, prob.x_true),
-                "eig_se3": pose_errors_rt(*out["eig"], R_true, t_true),
-                "eig_se3_nodiag": pose_errors_rt(*eig_se3(prob.graph, config.eig_solver, self_loops=False),
-                                                 R_true, t_true),
-                "eig_se3_anchor": pose_errors_rt(*eig_se3(prob.graph, config.eig_solver, rounding="anchor"),
-                                                 R_true, t_true),
-                "eig_se3_noflip": pose_errors_rt(*eig_se3(prob.graph, config.eig_solver, fix_reflection=False),
-                                                 R_true, t_true),
-                "reference": pose_errors_rt(R_ref, ls_translations(prob.graph), R_true, t_true)}
+                "eig_se3": pose_errors_rt(*out["eig"], R_true, t_true)}
+        if b == 0:  # the evidence-only variants, in the inlier regime only
+            R_ref = chordal_rotations(prob.graph, out["eig"][0])
+            errs |= {"eig_se3_nodiag": pose_errors_rt(*eig_se3(prob.graph, config.eig_solver, self_loops=False),
+                                                      R_true, t_true),
+                     "eig_se3_anchor": pose_errors_rt(*eig_se3(prob.graph, config.eig_solver, rounding="anchor"),
+                                                      R_true, t_true),
+                     "eig_se3_noflip": pose_errors_rt(*eig_se3(prob.graph, config.eig_solver, fix_reflection=False),
+                                                      R_true, t_true),
+                     "reference": pose_errors_rt(R_ref, ls_translations(prob.graph), R_true, t_true)}
         for name, e in errs.items():
             res.rot[name][a, b, c, d], res.trans[name][a, b, c, d] = e["rot_deg"], e["trans"]
         res.seconds["dq"][a, b, c, d], res.seconds["eig"][a, b, c, d] = out["seconds_dq"], out["seconds_eig"]
         if a == 0 and b == 0:
             cur = contraction_curves(out["gpm"], prob.x_true)
             res.curves_rot[c, d], res.curves_trans[c, d] = cur["rot"], cur["trans"]
-            res.curves_to_limit[c, d] = cur["to_limit"]
+            res.curves_to_limit[c, d], res.curves_steps[c, d] = cur["to_limit"], cur["steps"]
             res.rates[c, d] = contraction_rate(cur["to_limit"])
             x = out["gpm"].x
             R_gpm = dq_to_rt(x)[0]
@@ -166,19 +173,36 @@ def run_scale_sweep(config: DQSyncConfig) -> dict[str, np.ndarray]:
 
 
 def run_timing(config: DQSyncConfig) -> dict[str, np.ndarray]:
-    """Wall time (minimum over `timing_repeats`, and every repeat in "*_all" (n, repeat)) of
-    the DQ pipeline and of EIG-SE(3) for each n in `timing_ns`, same machine, same run."""
+    """Wall time of the DQ pipeline and of EIG-SE(3) for each n in `timing_ns`, same machine,
+    same run, one graph per n, `timing_repeats` repeats. EIG-SE(3) runs with every solver in
+    `timing_solvers` ("dense"; "sparse" is certified by its residual and gap check and falls
+    back to dense otherwise, so both are exact); per repeat the fastest solver counts.
+
+    Returns "n", "seconds_dq_all" / "seconds_eig_all" (n, repeat; EIG = fastest solver),
+    "seconds_<solver>_all" per solver, and the minima over repeats "seconds_dq" / "seconds_eig"."""
     device = resolve_device(config.device)
-    dq, eig = [], []
+    dq, per_solver = [], {s: [] for s in config.timing_solvers}
     for n in progress(config.timing_ns, desc="timing"):
         prob = make_synthetic_problem(n, config.edge_prob, 0.1, 0.05 * config.trans_scale, config.trans_scale,
                                       seed=7, device=device, dtype=_dtype(config))
-        runs = [run_methods(prob.graph, config) for _ in range(config.timing_repeats)]
-        dq.append([r["seconds_dq"] for r in runs])
-        eig.append([r["seconds_eig"] for r in runs])
-    dq_all, eig_all = np.array(dq), np.array(eig)  # (n, repeat)
-    return {"n": np.array(config.timing_ns), "seconds_dq": dq_all.min(1), "seconds_eig": eig_all.min(1),
-            "seconds_dq_all": dq_all, "seconds_eig_all": eig_all}
+        dq_n, eig_n = [], {s: [] for s in config.timing_solvers}
+        for _ in range(config.timing_repeats):
+            for solver in config.timing_solvers:
+                out = run_methods(prob.graph, config, eig_solver=solver)
+                eig_n[solver].append(out["seconds_eig"])
+                dq_n.append(out["seconds_dq"])
+        # the DQ pipeline ran once per solver and repeat: keep its fastest run per repeat
+        dq.append(np.array(dq_n).reshape(config.timing_repeats, len(config.timing_solvers)).min(1))
+        for solver in config.timing_solvers:
+            per_solver[solver].append(eig_n[solver])
+    dq_all = np.array(dq)  # (n, repeat)
+    solver_all = {s: np.array(v) for s, v in per_solver.items()}  # solver -> (n, repeat)
+    eig_all = np.min(np.stack(list(solver_all.values())), axis=0)  # (n, repeat): fastest exact solver
+    out = {"n": np.array(config.timing_ns), "seconds_dq": dq_all.min(1), "seconds_eig": eig_all.min(1),
+           "seconds_dq_all": dq_all, "seconds_eig_all": eig_all, "solvers": list(config.timing_solvers)}
+    for s, v in solver_all.items():
+        out[f"seconds_{s}_all"] = v
+    return out
 
 
 @dataclass
@@ -322,3 +346,59 @@ def summary_table(bench: BenchmarkResult) -> list[dict]:
     return rows
 
 
+
+
+def registration_view(reg: RegistrationResult, max_points: int = 1500) -> dict:
+    """Plain data for the registration figure: an evenly spaced subset of the scan-local points,
+    their scan index, and the clouds merged by DQGPM and by EIG-SE(3) (same subset)."""
+    P = reg.scans.local.shape[0]
+    idx = np.linspace(0, P - 1, min(max_points, P)).astype(int)
+    pts = lambda x: np.round(x.cpu().numpy()[idx], 4)  # noqa: E731  (for the figure only)
+    return {"local": pts(reg.scans.local), "scan_of": reg.scans.scan_of.cpu().numpy()[idx],
+            "merged": {k: pts(reg.merged[k]) for k in ("dqgpm", "eig_se3")},
+            "rmse": {k: float(v) for k, v in reg.rmse.items()}}
+
+
+def benchmark_plain(bench: BenchmarkResult) -> dict:
+    """A benchmark as plain data (arrays) for `run_experiment`'s results."""
+    return {"edge_prob": bench.config.edge_prob, "rot": bench.rot, "trans": bench.trans, "seconds": bench.seconds,
+            "curves_rot": bench.curves_rot, "curves_trans": bench.curves_trans,
+            "curves_to_limit": bench.curves_to_limit, "curves_steps": bench.curves_steps, "rates": bench.rates,
+            "fixed_point_trans": bench.fixed_point_trans}
+
+
+def benchmark_from_results(results: dict, config: DQSyncConfig) -> dict[float, BenchmarkResult]:
+    """The benchmarks of `run_experiment`'s results as `BenchmarkResult`s (for the page's
+    tables and figures), keyed by density p."""
+    out = {}
+    for d in results["benchmarks"].values():
+        arr = lambda v: {k: np.asarray(x, dtype=float) for k, x in v.items()}  # noqa: E731
+        p = float(d["edge_prob"])
+        out[p] = BenchmarkResult(replace(config, edge_prob=p), arr(d["rot"]), arr(d["trans"]), arr(d["seconds"]),
+                                 np.asarray(d["curves_rot"]), np.asarray(d["curves_trans"]),
+                                 np.asarray(d["curves_to_limit"]), np.asarray(d["curves_steps"]),
+                                 np.asarray(d["rates"]), arr(d["fixed_point_trans"]))
+    return out
+
+
+def run_experiment(config: DQSyncConfig, seed: int = 0, device=None) -> dict:
+    """The whole experiment behind the ledger (CONTRIBUTING.md, section 1), as plain data.
+
+    The synthetic benchmark per density (every noise level, outlier rate and instance; nothing
+    is trained, so the "seeds" are the independent problem instances), the timing sweep, the
+    registration demo on `registration_seeds` scenes and the translation-scale sweep.
+    `device=None` means `resolve_device("auto")`."""
+    config = replace(config, device=str(resolve_device(config.device if device is None else device)))
+    benches = run_benchmarks(config, seed=seed)
+    regs = [run_registration(config, seed=seed + k) for k in range(config.registration_seeds)]
+    return {
+        "seeds": [10**4 * seed + d for d in range(config.n_seeds)],
+        "n": config.ns[0], "sigmas": list(config.sigmas), "outlier_rates": list(config.outlier_rates),
+        "benchmarks": {f"p={p:g}": benchmark_plain(b) for p, b in benches.items()},
+        "timing": run_timing(config),
+        "registration": {"rot_deg": [r.errors["dqgpm"]["rot_deg"] for r in regs],
+                         "rmse": [r.rmse["dqgpm"] for r in regs],
+                         "errors": [r.errors for r in regs], "all_rmse": [r.rmse for r in regs],
+                         "view": registration_view(regs[0])},
+        "scale_sweep": run_scale_sweep(config),
+    }

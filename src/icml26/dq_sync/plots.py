@@ -10,7 +10,7 @@ from icml26.common import BASELINE, METHOD, PALETTE
 from icml26.common.plotting import COLUMN_WIDTH_IN, book_figure, integer_ticks
 
 from .algebra import dq_to_rt
-from .experiment import METHODS, BenchmarkResult, RegistrationResult, summary_table
+from .experiment import METHODS, BenchmarkResult, summary_table
 
 LABELS = {"dq_spectral": "DQ spectral (stage 1)", "dqgpm": "DQ spectral + DQGPM (paper)", "eig_se3": "EIG-SE(3)"}
 COLORS = {"dq_spectral": PALETTE[2], "dqgpm": METHOD, "eig_se3": BASELINE}
@@ -83,20 +83,22 @@ def plot_scale_sweep(sweep: dict, scales):
 def plot_timing(timing: dict):
     fig, ax = book_figure(1, 1, height=3.0)
     ax.loglog(timing["n"], timing["seconds_dq"], "o-", color=METHOD, label="DQ spectral + DQGPM")
-    ax.loglog(timing["n"], timing["seconds_eig"], "s--", color=BASELINE, label="EIG-SE(3)")
+    ax.loglog(timing["n"], timing["seconds_eig"], "s--", color=BASELINE, label="EIG-SE(3), faster exact solver")
+    for s, m in zip(timing.get("solvers", []), ("^", "v")):
+        ax.loglog(timing["n"], np.min(timing[f"seconds_{s}_all"], axis=1), m + ":", color=BASELINE, alpha=0.5,
+                  label=f"EIG-SE(3), {s} solver")
     ax.set(xlabel="number of poses n", ylabel="wall time (s), min of repeats", title="same machine, same run")
     ax.legend()
     return fig
 
 
-def plot_registration(reg: RegistrationResult, max_points: int = 2500):
-    """The raw scans in their own frames (overlaid as they come), and the merged clouds."""
-    sc = reg.scans
-    idx = np.linspace(0, sc.local.shape[0] - 1, min(max_points, sc.local.shape[0])).astype(int)
-    scan = sc.scan_of.cpu().numpy()[idx]
-    panels = [("scans as measured (each in its own frame)", sc.local.cpu().numpy()[idx]),
-              (f"merged by DQGPM, RMSE {reg.rmse['dqgpm']:.3f}", reg.merged["dqgpm"].cpu().numpy()[idx]),
-              (f"merged by EIG-SE(3), RMSE {reg.rmse['eig_se3']:.3f}", reg.merged["eig_se3"].cpu().numpy()[idx])]
+def plot_registration(view: dict):
+    """The raw scans in their own frames (overlaid as they come), and the merged clouds; `view`
+    is `run_experiment(...)["registration"]["view"]` (`experiment.registration_view`)."""
+    scan = np.asarray(view["scan_of"])
+    panels = [("scans as measured (each in its own frame)", np.asarray(view["local"])),
+              (f"merged by DQGPM, RMSE {view['rmse']['dqgpm']:.3f}", np.asarray(view["merged"]["dqgpm"])),
+              (f"merged by EIG-SE(3), RMSE {view['rmse']['eig_se3']:.3f}", np.asarray(view["merged"]["eig_se3"]))]
     fig = plt.figure(figsize=(COLUMN_WIDTH_IN, 2.8))
     for k, (title, pts) in enumerate(panels):
         ax = fig.add_subplot(1, 3, k + 1, projection="3d")

@@ -4,8 +4,9 @@ continuous representations for the 17 wallpaper groups and the rosette groups (E
 from .config import EXPECTED_TIME, PRESETS, PlanarSymmetryConfig, get_config
 from .fields import (GroupAveragedField, FourierMLP, MultiResGrid, NaiveWrapField, PixelBase, SymmetrizedField,
                      make_base, make_field)
+from .experiment import run_experiment
 from .groups import WALLPAPER_GROUPS, Lattice, PlanarGroup, get_group, rosette_group, wallpaper_group
 
 __all__ = ["EXPECTED_TIME", "PRESETS", "PlanarSymmetryConfig", "get_config", "GroupAveragedField", "FourierMLP",
            "MultiResGrid", "NaiveWrapField", "PixelBase", "SymmetrizedField", "make_base", "make_field",
-           "WALLPAPER_GROUPS", "Lattice", "PlanarGroup", "get_group", "rosette_group", "wallpaper_group"]
+           "run_experiment", "WALLPAPER_GROUPS", "Lattice", "PlanarGroup", "get_group", "rosette_group", "wallpaper_group"]

@@ -1,4 +1,6 @@
-"""Presets (`smoke`, `reduced`, `full`) ; the claims' thresholds are named constants in
+"""Presets (CONTRIBUTING.md, section 1): `smoke` (seconds, unit tests), `reduced` (the page's
+run), `evidence` (the stored evidence record: C3's base sweep on all 17 wallpaper groups, C4's
+design over 3 seeds) and `full` (one GPU). The claims' thresholds are named constants in
 `claims.py`."""
 
 from __future__ import annotations
@@ -39,14 +41,17 @@ class PlanarSymmetryConfig:
     # same feature spacing in lattice units as the baselines' base on the unit cell (an earlier
     # setting); "box" = the full resolution over the alcove's bounding box (the first setting)
     grid_resolution: str = "params"
-    # paper cutting with VTM
+    # paper cutting with VTM, binarised by a Heaviside projection with continuation (C4)
     topo_group: str = "p4mm"
     topo_n: int = 32
-    topo_steps: int = 120
+    topo_steps: int = 200
     topo_weight: float = 0.05
+    topo_seeds: int = 3  # independently initialised designs
+    topo_beta_max: float = 32.0  # projection sharpness: beta doubles from 1 up to this over the run
     # C3: Eq. 3 fitted with growing bases (levels, finest resolution), smallest to largest; the
     # largest is the comparison's grid read in lattice units (the equal-spacing ablation)
     base_sizes: tuple[tuple[int, int], ...] = ((1, 4), (2, 8), (3, 16), (4, 32))
+    sweep_groups: tuple[str, ...] = ("pg", "p2mm", "p4", "p3", "p6")  # groups of C3's base sweep
     device: str = "auto"
 
     def __post_init__(self) -> None:
@@ -64,23 +69,32 @@ class PlanarSymmetryConfig:
             raise ValueError(f"base_sizes needs >= 2 (levels >= 1, max_res >= grid_base_res) sizes, got {self.base_sizes}")
         if self.topo_n < 8:
             raise ValueError(f"topo_n must be >= 8, got {self.topo_n}")
+        if self.topo_seeds < 1 or self.topo_beta_max < 1:
+            raise ValueError(f"topo_seeds must be >= 1 and topo_beta_max >= 1, got {self.topo_seeds}, {self.topo_beta_max}")
+        if not self.sweep_groups or any(g not in WALLPAPER_GROUPS for g in self.sweep_groups):
+            raise ValueError(f"sweep_groups must be wallpaper groups ({', '.join(WALLPAPER_GROUPS)}), got {self.sweep_groups}")
+        if self.invariance_points < 1 or self.continuity_pairs < 1:
+            raise ValueError("invariance_points and continuity_pairs must be >= 1")
 
 
 PRESETS: dict[str, PlanarSymmetryConfig] = {
     "smoke": PlanarSymmetryConfig(groups=WALLPAPER_GROUPS + ("C5", "D3"), invariance_points=256,
                                   continuity_pairs=2000, fit_groups=("p4", "pg"), fit_res=16, eval_res=17,
-                                  fit_steps=30, topo_n=16, topo_steps=5, base_sizes=((1, 4), (2, 8))),
+                                  fit_steps=30, topo_n=16, topo_steps=20, base_sizes=((1, 4), (2, 8)),
+                                  sweep_groups=("p4", "pg")),
     "reduced": PlanarSymmetryConfig(),
+    # C3 on every wallpaper group, C4 over 3 seeds (the reduced preset's sizes otherwise)
+    "evidence": PlanarSymmetryConfig(sweep_groups=WALLPAPER_GROUPS),
     "full": PlanarSymmetryConfig(invariance_points=65536, continuity_pairs=200000, fit_groups=WALLPAPER_GROUPS,
                                  fit_res=256, eval_res=301, fit_steps=3000, grid_levels=16, grid_base_res=16,
-                                 grid_max_res=256, topo_n=128, topo_steps=400,
-                                 base_sizes=((4, 32), (8, 64), (12, 128), (16, 256))),
+                                 grid_max_res=256, topo_n=128, topo_steps=800, topo_seeds=5,
+                                 base_sizes=((4, 32), (8, 64), (12, 128), (16, 256)), sweep_groups=WALLPAPER_GROUPS),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about a minute on 2 CPU cores",
-                 "full": "tens of minutes on one GPU"}
+EXPECTED_TIME = {"smoke": "about 10 s on 2 CPU cores", "reduced": "about 80 s on 2 CPU cores",
+                 "evidence": "about 3 minutes on 2 CPU cores", "full": "tens of minutes on one GPU"}
 
 
 def get_config(name: str = "reduced", **overrides) -> PlanarSymmetryConfig:
-    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    """The preset `name` ('smoke', 'reduced', 'evidence', 'full') with optional field overrides."""
     return select_preset(PRESETS, name, **overrides)

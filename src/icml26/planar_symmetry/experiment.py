@@ -159,9 +159,9 @@ class FitResult:
     curves: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
 
-def _grid_factory(config: PlanarSymmetryConfig, seed: int):
+def _grid_factory(config: PlanarSymmetryConfig, seed: int, init_std: float = 0.01):
     return make_base("grid", torch.Generator().manual_seed(seed), levels=config.grid_levels,
-                     base_res=config.grid_base_res, max_res=config.grid_max_res, init_std=0.01)
+                     base_res=config.grid_base_res, max_res=config.grid_max_res, init_std=init_std)
 
 
 def run_fitting(config: PlanarSymmetryConfig, seed: int = 0, groups: tuple[str, ...] | None = None,
@@ -209,6 +209,27 @@ def run_fitting(config: PlanarSymmetryConfig, seed: int = 0, groups: tuple[str, 
 
 
 # ------------------------------------------------------------------------- paper cutting
+def project(rho: torch.Tensor, beta: float, eta: float = 0.5) -> torch.Tensor:
+    """Smoothed Heaviside projection (Wang, Lazarov & Sigmund 2011): tanh(beta eta) +
+    tanh(beta (rho - eta)), normalised to map [0, 1] onto [0, 1]. beta -> infinity gives the
+    step 1[rho > eta]; continuation raises beta during the run so that the design ends 0/1."""
+    a, b = math.tanh(beta * eta), math.tanh(beta * (1 - eta))
+    return (a + torch.tanh(beta * (rho - eta))) / (a + b)
+
+
+def greyness(rho: np.ndarray) -> float:
+    """Measure of non-discreteness 4 mean(rho (1 - rho)): 0 for a 0/1 design, 1 for all-grey 0.5."""
+    r = np.asarray(rho, dtype=float)
+    return float(4.0 * np.mean(r * (1.0 - r)))
+
+
+def beta_schedule(step: int, steps: int, beta_max: float) -> float:
+    """Continuation: beta = 1, 2, 4, ... up to beta_max, in equal stages over the run (the last
+    stage at beta_max)."""
+    stages = int(round(math.log2(beta_max))) + 1
+    return float(min(2.0 ** (step * stages // max(steps, 1)), beta_max))
+
+
 @dataclass
 class TopologyResult:
     target: np.ndarray
@@ -218,40 +239,48 @@ class TopologyResult:
     target_components: int
     island_score: float
     connected_score: float
+    grey: dict[str, float] = field(default_factory=dict)  # greyness of the final design
 
 
 def run_topology(config: PlanarSymmetryConfig, seed: int = 0) -> TopologyResult:
-    """Paper cutting at small scale: a `topo_group`-symmetric density rho = sigmoid(4 f), f from
-    Eq. 3, fitted to a binarized symmetric target made of islands, without and with the VTM
-    term lambda log J(rho). Connectivity of rho > 1/2 is checked by a periodic flood fill."""
+    """Paper cutting at small scale: a `topo_group`-symmetric density rho = H_beta(sigmoid(4 f)),
+    f from Eq. 3, H_beta the projection with continuation (beta doubles up to `topo_beta_max`),
+    fitted to a binarized symmetric target made of islands, without and with the VTM term
+    lambda log J(rho). Connectivity of rho > 1/2 is checked by a periodic flood fill; the
+    design's greyness says whether that cut is the design (binarised) or not."""
     n, group = config.topo_n, get_group(config.topo_group)
     u = cell_grid(n).reshape(-1, 2)  # element centres (CPU: the FE solve is scipy)
     soft = symmetric_target(config.topo_group, load_image("coins", 64), u, "mirror").reshape(n, n)  # its mirrors lie in p4mm
     target = (soft > torch.quantile(soft, 0.6)).double()  # the 40% brightest: islands
-    rho_out, score, comps = {}, {}, {}
+    rho_out, score, comps, grey = {}, {}, {}, {}
     for label, lam in (("fit only", 0.0), ("fit + VTM", config.topo_weight)):
         # no baseline to match here: the grid is read in lattice units ('params' only matters for comparisons)
+        torch.manual_seed(seed)
         fld = make_field("symmetrized", group, _grid_factory(config, seed),
                          resolution="box" if config.grid_resolution == "box" else "lattice")
         opt = torch.optim.Adam(fld.parameters(), lr=config.lr * 5)
-        for _ in progress(range(config.topo_steps), desc=f"paper cutting ({label})", leave=False):
+        for step in progress(range(config.topo_steps), desc=f"paper cutting ({label})", leave=False):
+            # region: projection
+            beta = beta_schedule(step, config.topo_steps, config.topo_beta_max)
             opt.zero_grad()
-            rho = torch.sigmoid(4 * fld(u)).reshape(n, n).clamp(1e-3, 1.0)
+            rho = project(torch.sigmoid(4 * fld(u)), beta).reshape(n, n).clamp(1e-3, 1.0)
             loss = ((rho - target) ** 2).mean()
             if lam > 0:
                 loss = loss + lam * torch.log(vtm_score(rho))
+            # endregion
             loss.backward()
             opt.step()
         with torch.no_grad():
-            rho = torch.sigmoid(4 * fld(u)).reshape(n, n).clamp(1e-3, 1.0)
+            rho = project(torch.sigmoid(4 * fld(u)), config.topo_beta_max).reshape(n, n).clamp(1e-3, 1.0)
         binary = (rho > 0.5).double().clamp(1e-3, 1.0)
         rho_out[label] = rho.numpy()
         score[label] = solve_vtm(binary.numpy())[0]
         comps[label] = periodic_components(rho.numpy() > 0.5)
+        grey[label] = greyness(rho.numpy())
     island = solve_vtm(target.clamp(1e-3, 1).numpy())[0]
     sheet = solve_vtm(np.maximum(target.numpy(), _cross(n)).clip(1e-3, 1))[0]
     return TopologyResult(target.numpy(), rho_out, score, comps, periodic_components(target.numpy() > 0.5),
-                          island, sheet)
+                          island, sheet, grey)
 
 
 def _cross(n: int) -> np.ndarray:
@@ -290,51 +319,68 @@ def pixel_errors(fits: FitResult, group: str, kind: str = "symmetrized") -> np.n
 
 
 def run_base_sweep(config: PlanarSymmetryConfig, seed: int = 0) -> BaseSweep:
-    """Fit Eq. 3 on every fitted group with each base size of `config.base_sizes` (grid levels
+    """Fit Eq. 3 on every group of `config.sweep_groups` with each base size of `config.base_sizes` (grid levels
     and finest resolution; the coarsest stays `grid_base_res`), read in lattice units, with the
     same training as the comparison."""
     fits = []
     for levels, max_res in config.base_sizes:
         sized = replace(config, grid_levels=levels, grid_max_res=max_res)
-        fits.append(run_fitting(sized, seed, kinds=("symmetrized",), resolution="lattice"))
+        fits.append(run_fitting(sized, seed, groups=config.sweep_groups, kinds=("symmetrized",),
+                                resolution="lattice"))
     sweep = BaseSweep(tuple(config.base_sizes), fits)
-    for g in config.fit_groups:
+    for g in config.sweep_groups:
         sweep.err_smallest[g], sweep.err_largest[g] = pixel_errors(fits[0], g), pixel_errors(fits[-1], g)
     return sweep
 
 
-# --------------------------------------------------------------------------- the ledger
-def build_ledger(inv: dict, cont: dict, fits: FitResult, sweep: BaseSweep, topo: "TopologyResult",
-                 config: PlanarSymmetryConfig):
-    """The chapter's ledger from the measured figures (decision functions in `claims`)."""
-    from icml26.common.ledger import Ledger
+# ----------------------------------------------------------------------- run_experiment
+def run_experiment(config: PlanarSymmetryConfig, seed: int = 0, device=None) -> dict:
+    """The whole experiment behind the ledger (CONTRIBUTING.md, section 1), as plain data.
 
-    from . import claims
+    Invariance and continuity on every group, the equal-size fits (E1) on `fit_groups`, the
+    growing-base sweep (C3) on `sweep_groups` with the one-sided paired test over held-out
+    pixels per group, and the paper-cutting design (C4) from `topo_seeds` independent
+    initialisations. `device=None` means `resolve_device("auto")`."""
+    from icml26.common.ledger import paired_test_p
 
+    config = replace(config, device=str(resolve_device(config.device if device is None else device)))
+    inv = run_invariance(config, seed)
+    cont = run_continuity(config, seed)
+    fits = run_fitting(config, seed)
+    sweep = run_base_sweep(config, seed)
+    topos = [run_topology(config, seed + k) for k in range(config.topo_seeds)]
     groups_run = list(dict.fromkeys(g for g, _, _ in inv))
-    inv_eq3 = {g: max(v for (h, k, _), v in inv.items() if h == g and k == "symmetrized") for g in groups_run}
-    ledger = Ledger("planar_symmetry", claims.CLAIM_IDS, "full-text summary")
-    ledger.add(claims.decide_c1(inv_eq3))
-    ledger.add(claims.decide_c2({g: cont[(g, "symmetrized")] for g in groups_run},
-                                {g: cont[(g, "naive_wrap")] for g in groups_run}))
-    fg = config.fit_groups
-    ledger.add(claims.decide_c3({g: sweep.psnr(g)[0] for g in fg}, {g: sweep.psnr(g)[-1] for g in fg},
-                                sweep.err_smallest, sweep.err_largest))
-    ledger.add(claims.decide_c4(int(topo.components["fit + VTM"]), int(topo.components["fit only"]),
-                                topo.score["fit + VTM"], topo.score["fit only"]))
-    ledger.add(claims.decide_e1({g: fits.psnr[(g, "symmetrized")] for g in fg},
-                                {g: fits.psnr[(g, "group_average")] for g in fg}))
-    return ledger
+    kinds = list(CONSTRUCTIONS)
+    return {
+        "seeds": [seed + k for k in range(config.topo_seeds)], "groups": groups_run,
+        "invariance": {g: {f"{k} {b}": inv[(g, k, b)] for (h, k, b) in inv if h == g} for g in groups_run},
+        "tear": {g: {k: cont[(g, k)] for k in kinds} for g in groups_run},
+        "fitting": {g: {"psnr": {k: fits.psnr[(g, k)] for k in kinds}, "train_psnr": {k: fits.train_psnr[(g, k)] for k in kinds},
+                        "evals": {k: fits.evals[(g, k)] for k in kinds}, "params": {k: fits.params[(g, k)] for k in kinds},
+                        # images for the figures only (the PSNRs above are computed at full precision)
+                        "target": np.round(fits.targets[g], 4),
+                        "preds": {k: np.round(fits.preds[(g, k)], 4) for k in kinds}}
+                    for g in config.fit_groups},
+        "base_sweep": {"sizes": [list(s) for s in sweep.sizes],
+                       "groups": {g: {"psnr": sweep.psnr(g), "params": sweep.params(g),
+                                      "p_paired": paired_test_p(sweep.err_smallest[g], sweep.err_largest[g])}
+                                  for g in config.sweep_groups}},
+        "topology": [{"target": t.target, "rho": {k: np.round(v, 4) for k, v in t.rho.items()}, "score": t.score, "components": t.components,
+                      "grey": t.grey, "target_components": t.target_components, "island_score": t.island_score,
+                      "connected_score": t.connected_score} for t in topos],
+    }
 
 
 # ------------------------------------------------------------------------------ explore
 def render_patterns(group_name: str, gamma: float = 75.0, aspect: float = 1.0, image: str = "camera",
-                    res: int = 160, cells: float = 2.5) -> dict[str, np.ndarray]:
+                    res: int = 160, cells: float = 2.5, blur: float = 6.0) -> dict[str, np.ndarray]:
     """Cheap re-render for the widget: the three constructions with a fixed pixel-grid base
     (the picture itself; no training) on a Cartesian window of `cells` lattice lengths, for
     `group_name` on its lattice (gamma and b/a apply where the lattice system allows).
-    Returns {'symmetrized'|'naive_wrap'|'group_average': (res, res) image, plus '<kind>_grad':
-    finite-difference gradient magnitude (the seam heat map), and 'extent'}."""
+    Returns {'symmetrized'|'naive_wrap'|'group_average': (res, res) image, '<kind>_grad': its
+    finite-difference gradient magnitude, '<kind>_seam': the gradient magnitude of the same
+    construction over a Gaussian-blurred picture (sigma `blur` pixels), where the picture's own
+    edges are gone and only the construction's jumps (seams) stay sharp, and 'extent'}."""
     group = get_group(group_name)
     pic = load_image(image, 96)
     if group.periodic:
@@ -345,17 +391,24 @@ def render_patterns(group_name: str, gamma: float = 75.0, aspect: float = 1.0, i
     t = torch.linspace(-scale / 2, scale / 2, res, dtype=torch.float64)
     xy = torch.stack(torch.meshgrid(t, t.flip(0), indexing="xy"), -1)  # (res, res, 2), row 0 at the top
     u = lattice.to_frac(xy) if group.periodic else xy / (scale / 2) * 0.99
-    stack = torch.stack([pic, pic.flip(0), pic.T, pic.flip(1)][:group.rank])  # (r, H, W): one channel per eta
+    from scipy.ndimage import gaussian_filter
+
+    smooth = torch.as_tensor(gaussian_filter(pic.numpy(), blur, mode="nearest"), dtype=pic.dtype)
     out = {"extent": np.array([-scale / 2, scale / 2, -scale / 2, scale / 2])}
-    for kind in CONSTRUCTIONS:
-        if kind == "symmetrized":
-            base = PixelBase(group.alcove_box, stack * torch.tensor([1.0, 0.5, 0.5, 0.5][:group.rank])[:, None, None])
-        else:
-            box = ((0.0, 1.0), (0.0, 1.0)) if group.periodic else ((-1.0, 1.0), (-1.0, 1.0))
-            base = PixelBase(box, pic[None])
-        with torch.no_grad():
-            img = make_field(kind, group, base)(u)[..., 0].numpy()
-        out[kind] = img
-        gy, gx = np.gradient(img)
-        out[kind + "_grad"] = np.hypot(gx, gy)
+    for picture, suffix in ((pic, ""), (smooth, "_seam")):
+        stack = torch.stack([picture, picture.flip(0), picture.T, picture.flip(1)][:group.rank])  # (r, H, W): one per eta
+        for kind in CONSTRUCTIONS:
+            if kind == "symmetrized":
+                base = PixelBase(group.alcove_box,
+                                 stack * torch.tensor([1.0, 0.5, 0.5, 0.5][:group.rank], dtype=picture.dtype)[:, None, None])
+            else:
+                box = ((0.0, 1.0), (0.0, 1.0)) if group.periodic else ((-1.0, 1.0), (-1.0, 1.0))
+                base = PixelBase(box, picture[None])
+            with torch.no_grad():
+                img = make_field(kind, group, base)(u)[..., 0].numpy()
+            gy, gx = np.gradient(img)
+            if suffix:
+                out[kind + suffix] = np.hypot(gx, gy)
+            else:
+                out[kind], out[kind + "_grad"] = img, np.hypot(gx, gy)
     return out

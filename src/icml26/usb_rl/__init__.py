@@ -8,6 +8,7 @@ scalarisations), `experiment` (runs, evaluation, the reproduction check), `plots
 
 from .agent import PolicyPopulation, dual_ascent, imagine, linear_objective, score_objective
 from .config import EXPECTED_TIME, PRESETS, USBConfig, get_config
+from .experiment import run_experiment
 from .env import HazardNav, hazard_depth, pareto_mask, reference_front, rollout, waypoint_explorer
 from .score import (MonotoneScore, dominance_matrix, dominance_shares, effective_multiplier, fit_score, rank_targets,
                     return_slope, score_loss)
@@ -18,5 +19,5 @@ __all__ = [
     "dominance_matrix", "dominance_shares", "dual_ascent", "effective_multiplier", "fit_score", "fit_world_model",
     "get_config",
     "hazard_depth", "imagine", "linear_objective", "pareto_mask", "rank_targets", "reference_front", "return_slope",
-    "rollout", "score_loss", "score_objective", "transitions", "waypoint_explorer",
+    "rollout", "run_experiment", "score_loss", "score_objective", "transitions", "waypoint_explorer",
 ]

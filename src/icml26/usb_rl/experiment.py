@@ -3,7 +3,7 @@ evaluation in the real environment; the reproduction check; the widget's cheap r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -152,15 +152,52 @@ def run_seed(config: USBConfig, seed: int = 0, show_progress: bool = True) -> Se
     return res
 
 
-def run_experiment(config: USBConfig, seed: int = 0) -> list[SeedResult]:
-    """`run_seed` for seeds seed, seed+1, ..., seed+n_seeds-1."""
+def run_seeds(config: USBConfig, seed: int = 0) -> list[SeedResult]:
+    """`run_seed` for seeds seed, seed+1, ..., seed+n_seeds-1 (each trains every agent afresh)."""
     return [run_seed(config, seed + k) for k in range(config.n_seeds)]
 
 
-def outcome_table(results: list[SeedResult]) -> dict[str, np.ndarray]:
-    """Per-seed points: returns, costs (S, P) and the method names."""
-    return {"names": np.array(results[0].names), "returns": np.stack([r.returns for r in results]),
-            "costs": np.stack([r.costs for r in results])}
+def seed_summary(res: SeedResult, n_grid: int = 41) -> dict:
+    """One trained seed as plain data: outcomes, training logs, the score's monotonicity counts
+    (C1's sanity check), its last outcome batch and its values on a grid over that batch."""
+    from .claims import monotonicity_violations
+
+    g_r, g_c = res.score_batch
+    with torch.no_grad():
+        r = torch.linspace(float(g_r.min()), float(g_r.max()), n_grid, device=g_r.device)
+        c = torch.linspace(float(g_c.min()), float(g_c.max()), n_grid, device=g_c.device)
+        R, C = torch.meshgrid(r, c, indexing="ij")  # (n, n)
+        grid = res.score(R, C)  # (n, n)
+    return {"returns": res.returns, "costs": res.costs, "lambda_eff": list(res.lambda_eff),
+            "lambda_lagrange": list(res.lambda_lagrange), "return_slope": list(res.return_slope),
+            "monotonicity": monotonicity_violations(res.score, g_r, g_c),
+            "score_batch": {"g_r": g_r.cpu().numpy(), "g_c": g_c.cpu().numpy()},
+            "score_grid": {"g_r": r.cpu().numpy(), "g_c": c.cpu().numpy(), "score": grid.cpu().numpy()}}
+
+
+def run_experiment(config: USBConfig, seed: int = 0, device=None, trained: list | None = None) -> dict:
+    """The whole experiment behind the ledger (CONTRIBUTING.md, section 1), as plain data.
+
+    Seeds seed, ..., seed + n_seeds - 1, each training every agent afresh (world model, score,
+    policies); per seed every agent's real (return, cost) over `n_eval` test episodes, the
+    training logs and the score's checks. `device=None` means `resolve_device("auto")`.
+    `trained`: a list that, when given, receives the trained `SeedResult`s (models, policies and
+    score, for the page's figures and widget); they are not part of the results."""
+    config = replace(config, device=str(resolve_device(config.device if device is None else device)))
+    runs = run_seeds(config, seed)
+    if trained is not None:
+        trained.extend(runs)
+    per_seed = [seed_summary(r) for r in runs]
+    return {"seeds": [seed + k for k in range(config.n_seeds)], "names": list(runs[0].names),
+            "horizon": config.horizon, "step_size": config.step_size,
+            "returns": np.stack([r.returns for r in runs]), "costs": np.stack([r.costs for r in runs]),
+            "monotonicity": [p["monotonicity"] for p in per_seed], "per_seed": per_seed}
+
+
+def outcome_table(results: dict) -> dict[str, np.ndarray]:
+    """Per-seed points of `run_experiment`'s results: returns, costs (S, P) and the method names."""
+    return {"names": np.array(results["names"]), "returns": np.asarray(results["returns"], float),
+            "costs": np.asarray(results["costs"], float)}
 
 
 def linear_frontier(model: WorldModel, config: USBConfig, lambdas: np.ndarray, steps: int = 60,
