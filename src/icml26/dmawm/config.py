@@ -92,9 +92,9 @@ PRESETS: dict[str, DMAWMConfig] = {
     "smoke": DMAWMConfig(n_envs=32, rounds=2, wm_updates=3, ac_updates=3, batch_size=8, imag_starts=32,
                          horizon=4, n_seeds=3, n_eval=64, hidden=32, n_cat=4, n_classes=4),
     # the smallest Follow-the-Scout: a 3x1 corridor, goals left and right of the start, 4 steps
-    "reduced": DMAWMConfig(grid_width=3, grid_height=1, episode_len=4, horizon=4, rounds=8, wm_warmup=150,
+    "reduced": DMAWMConfig(grid_width=3, grid_height=1, episode_len=4, horizon=4, rounds=6, wm_warmup=100,
                            min_rounds=4, n_seeds=3),
-    "evidence": DMAWMConfig(grid_width=3, grid_height=1, episode_len=4, horizon=4, rounds=12, wm_warmup=300,
+    "evidence": DMAWMConfig(grid_width=3, grid_height=1, episode_len=4, horizon=4, rounds=10, wm_warmup=300,
                             min_rounds=6, n_seeds=3),
     "full": DMAWMConfig(n_envs=512, episode_len=25, grid_width=9, grid_height=5, rounds=20, wm_updates=200,
                         ac_updates=200, batch_size=128, imag_starts=1024, horizon=15, patience=5, hidden=256, n_cat=32,
