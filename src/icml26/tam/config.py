@@ -1,5 +1,6 @@
-"""Presets for the TAM chapter: `smoke` (seconds, unit tests), `reduced` (the stored run) and
-`full` (a GPU machine: longer training, bigger towers).
+"""Presets for the TAM chapter: `smoke` (seconds, unit tests), `reduced` (the page's run, one
+training seed), `evidence` (the same towers over 3 independently trained seeds: the chapter's
+evidence record) and `full` (a GPU machine: longer training, bigger towers, 5 seeds).
 
 The convergence rule that sets every tower's training budget is fixed here; the claims' decision
 functions and thresholds are in `claims.py`.
@@ -49,7 +50,7 @@ class TAMConfig:
     batch: int = 32
     lr: float = 3e-3
     n_eval: int = 200  # test videos per task
-    device: str = "auto"
+    n_seeds: int = 1  # independently trained seeds (each retrains the Inductor and every tower)
 
     def __post_init__(self) -> None:
         for name in ("tier_h", "tier_l", "fixed"):
@@ -68,18 +69,28 @@ class TAMConfig:
             raise ValueError("n_experts must be >= 1 and hidden divisible by heads")
         if self.noise < 0:
             raise ValueError(f"noise must be >= 0, got {self.noise}")
+        if self.lr <= 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        if self.n_eval < 2:
+            raise ValueError(f"n_eval must be >= 2 (a bootstrap over test clips needs items), got {self.n_eval}")
+        if self.n_seeds < 1:
+            raise ValueError(f"n_seeds must be >= 1, got {self.n_seeds}")
 
 
-EXPECTED_TIME = {"smoke": "~10 s", "reduced": "~110 s on 2 CPU cores", "full": "~30 min on one GPU (estimated)"}
+EXPECTED_TIME = {"smoke": "about 10 s on 2 CPU cores", "reduced": "about 100 s on 2 CPU cores (one seed)",
+                 "evidence": "about 5 minutes on 2 CPU cores (3 seeds)",
+                 "full": "about 2.5 hours on one GPU (5 seeds, estimated)"}
 
 PRESETS = {
-    "smoke": TAMConfig(inductor_steps=20, steps=6, eval_every=2, patience=2, batch=8, n_eval=32, n_val=8),
+    "smoke": TAMConfig(inductor_steps=20, steps=6, eval_every=2, patience=2, batch=8, n_eval=32, n_val=8, n_seeds=3),
     "reduced": TAMConfig(),
+    "evidence": TAMConfig(n_seeds=3),
     "full": TAMConfig(hidden=64, layers=4, heads=4, inductor_hidden=64, inductor_steps=400,
-                      steps=6000, eval_every=100, patience=5, n_val=512, batch=64, n_eval=2000, lr=1e-3),
+                      steps=6000, eval_every=100, patience=5, n_val=512, batch=64, n_eval=2000, lr=1e-3,
+                      n_seeds=5),
 }
 
 
 def get_config(name: str = "reduced", **overrides) -> TAMConfig:
-    """The named preset (`smoke`, `reduced`, `full`), optionally with some fields replaced."""
+    """The named preset (`smoke`, `reduced`, `evidence`, `full`), optionally with some fields replaced."""
     return select_preset(PRESETS, name, **overrides)

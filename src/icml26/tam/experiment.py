@@ -24,8 +24,9 @@ def budget(task_idx: torch.Tensor) -> torch.Tensor:
     return table[task_idx]
 
 
-def train_inductor(c: TAMConfig, vocab, device, seed: int = 0) -> tuple[Inductor, float]:
-    """Cross-entropy on (query, task) pairs from the training templates; returns (model, held-out acc)."""
+def train_inductor(c: TAMConfig, vocab, device, seed: int = 0, return_items: bool = False):
+    """Cross-entropy on (query, task) pairs from the training templates; returns (model, held-out acc),
+    and with `return_items` also the per-query correctness (0/1 list) on the held-out templates."""
     seed_everything(seed)
     rng = random.Random(seed)
     ind = Inductor(len(vocab), c.inductor_hidden).to(device)
@@ -41,8 +42,9 @@ def train_inductor(c: TAMConfig, vocab, device, seed: int = 0) -> tuple[Inductor
     tasks = [i % len(TASKS) for i in range(400)]
     ids, _ = tokenize(sample_queries(tasks, "test", rng), vocab, device=device)
     with torch.no_grad():
-        acc = (ind(ids).argmax(1).cpu() == torch.tensor(tasks)).float().mean().item()
-    return ind, acc
+        right = (ind(ids).argmax(1).cpu() == torch.tensor(tasks)).float()
+    acc = right.mean().item()
+    return (ind, acc, right.tolist()) if return_items else (ind, acc)
 
 
 @dataclass
@@ -192,8 +194,10 @@ def evaluate(model: VideoLM, routing: Routing, ind, c: TAMConfig, vocab, device,
 
 @dataclass
 class Result:
+    """One training seed's towers (kept in memory for the page's diagnostics and controls)."""
     config: TAMConfig
     inductor_acc: float
+    inductor_right: list = field(default_factory=list)  # per held-out query: 1 if routed to its true task
     acc: dict = field(default_factory=dict)  # model name -> evaluate() dict
     tokens: dict = field(default_factory=dict)  # model name -> visual tokens per query (max over tiers)
     curves: dict = field(default_factory=dict)  # model name -> training losses
@@ -216,28 +220,57 @@ def build_models(c: TAMConfig, vocab) -> dict[str, tuple[VideoLM, Routing]]:
     }
 
 
-def run_experiment(c: TAMConfig, seed: int = 0) -> Result:
-    """Pre-train the Inductor, train TAM and the fixed pipelines on the same data, evaluate all."""
-    device = resolve_device(c.device)
+def train_seed(c: TAMConfig, seed: int, device) -> Result:
+    """One independently trained seed: pre-train the Inductor, train TAM and the fixed pipelines on
+    the same data stream (all drawn from `seed`), evaluate all on the same test clips."""
     vocab = build_vocab()
-    ind, ind_acc = train_inductor(c, vocab, device, seed)
-    res = Result(config=c, inductor_acc=ind_acc, inductor=ind, vocab=vocab)
+    ind, ind_acc, ind_right = train_inductor(c, vocab, device, seed, return_items=True)
+    res = Result(config=c, inductor_acc=ind_acc, inductor_right=ind_right, inductor=ind, vocab=vocab)
     for name, (model, routing) in build_models(c, vocab).items():
         seed_everything(seed)
         model = model.to(device)
-        log = train_model(model, routing, ind, c, vocab, device, seed, desc=name)
+        log = train_model(model, routing, ind, c, vocab, device, seed, desc=f"{name} (seed {seed})")
         res.training[name] = log
         res.curves[name] = log.losses
         res.count_curves[name] = log.count_acc
-        ent = log.entropies
         res.acc[name] = evaluate(model, routing, ind, c, vocab, device)
         res.tokens[name] = max(model.n_visual_tokens())
         res.models[name] = model
         if name == "TAM":
-            res.gate_entropy = ent
+            res.gate_entropy = log.entropies
             res.acc["TAM (oracle budget)"] = evaluate(model, Routing("oracle"), ind, c, vocab, device)
             res.tokens["TAM (oracle budget)"] = res.tokens["TAM"]
     return res
+
+
+def seed_record(res: Result) -> dict:
+    """One seed's figures as plain data (what the ledger and the page's plots read)."""
+    return {"inductor_acc": res.inductor_acc, "inductor_right": list(res.inductor_right),
+            "acc": res.acc, "count_curves": res.count_curves, "gate_entropy": res.gate_entropy,
+            "training": {n: {"val_steps": t.val_steps, "val_acc": t.val_acc, "best_step": t.best_step,
+                             "stopped_at": t.stopped_at, "converged": t.converged} for n, t in res.training.items()}}
+
+
+def run_experiment(config: TAMConfig, seed: int = 0, device=None, keep: dict | None = None) -> dict:
+    """The chapter's experiment: `config.n_seeds` independently trained seeds (seed, seed + 1, ...),
+    each retraining the Inductor and every tower afresh; returns plain data.
+
+    keep: when a dict is given, the first seed's trained models (`Result`) are stored in it under
+    "result", for the page's diagnostics and controls (models are not plain data).
+    Returns {"seeds", "cap", "tokens", "per_seed": [seed_record ...], "diagnosis" (first seed)}.
+    """
+    device = resolve_device("auto" if device is None else device)
+    seeds = [seed + k for k in range(config.n_seeds)]
+    out = {"seeds": seeds, "cap": config.steps, "tokens": {}, "per_seed": []}
+    for k, s in enumerate(seeds):
+        res = train_seed(config, s, device)
+        out["tokens"] = dict(res.tokens)
+        out["per_seed"].append(seed_record(res))
+        if k == 0:
+            out["diagnosis"] = diagnose_counting(res, device=device)
+            if keep is not None:
+                keep["result"] = res
+    return out
 
 
 def bird_token(video: torch.Tensor, c: TAMConfig) -> torch.Tensor:
@@ -289,7 +322,7 @@ def brightness_rule(pixels: torch.Tensor, edges: torch.Tensor, labels: torch.Ten
 
 
 @torch.no_grad()
-def diagnose_counting(res: Result, seed: int = 123) -> dict:
+def diagnose_counting(res: Result, seed: int = 123, device=None) -> dict:
     """Why counting stalls: compare every model's counting answers on the test clips of `evaluate`
     (same seed, so the same videos) with the threshold rule and the brightness-only rule.
 
@@ -297,7 +330,9 @@ def diagnose_counting(res: Result, seed: int = 123) -> dict:
     "acc_where_brightness_wrong"}}: a model that only learned the total brightness agrees with the
     brightness rule and is rarely right where that rule is wrong; a real counter is right there too.
     """
-    c, device = res.config, resolve_device(res.config.device)
+    c = res.config
+    if device is None:
+        device = next(res.inductor.parameters()).device
     gen = torch.Generator(device="cpu").manual_seed(seed)
     rng = random.Random(seed)
     tasks = torch.zeros(c.n_eval, device=device, dtype=torch.long)
