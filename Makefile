@@ -25,7 +25,7 @@ _build/numerics.mk: src/icml26/numerics.py $(wildcard $(VENV)/.installed)
 	@mkdir -p _build && $(if $(wildcard $(PY)),$(PY),$(PYTHON)) src/icml26/numerics.py > $@
 include _build/numerics.mk
 
-.PHONY: help setup book book-strict serve test unit nbval browser run chapters student clean evidence evidence-check
+.PHONY: help setup book book-strict serve test unit nbval browser run chapters colab student clean evidence evidence-check
 
 help:
 	@echo "make book [OFFLINE=1]     set up .venv, build the HTML book from the stored outputs"
@@ -40,7 +40,9 @@ help:
 	@echo "make evidence CHAPTER=<slug> [SCALE=evidence] [DEVICE=auto]   run the evidence preset headless and"
 	@echo "                          store src/icml26/<slug>/evidence/<scale>-<device>.json (its verdict)"
 	@echo "make evidence-check       check every stored evidence record (fresh sources, statuses follow from figures)"
-	@echo "make student              the student edition: _build/student/<slug>.ipynb without solutions and outputs"
+	@echo "make colab                the Colab edition: _build/colab/<slug>.ipynb, rendered right by Jupyter and Colab"
+	@echo "make student              the student edition (from the Colab edition): _build/student/<slug>.ipynb,"
+	@echo "                          without solutions and outputs"
 	@echo "make gpu-check [DEVICE=cpu] [BOX=20] [CHAPTER=a,b] [RECORDS=s]   on a CUDA GPU: device tests, every chapter"
 	@echo "                          at reduced and a BOX-second slice of each full preset (_build/gpu-check.md)"
 
@@ -83,12 +85,18 @@ browser: book-strict
 	ICML26_BROWSER=1 TQDM_DISABLE=1 $(VENV)/bin/pytest tests/browser -p no:xdist -q -rA --durations=0
 
 test: override OFFLINE = 1
-# The student edition: every chapter without its solutions and outputs (src/icml26/student.py);
-# tests/test_student.py (part of `make unit`) checks it and runs each notebook at SCALE=smoke.
-student: setup
-	$(PY) -m icml26.student --out _build/student
+# The Colab edition: every chapter with its MyST turned into markdown that Jupyter and Colab render,
+# the install cell pinned to this commit (src/icml26/colab.py; it fails on any MyST left);
+# tests/test_colab_edition.py (part of `make unit`) checks it, rendered by nbconvert too.
+colab: setup
+	$(PY) -m icml26.colab --out _build/colab
 
-test: unit nbval student book-strict browser
+# The student edition, from the Colab edition: no solutions and no outputs (src/icml26/student.py);
+# tests/test_student.py (part of `make unit`) checks it and runs each notebook at SCALE=smoke.
+student: colab
+	$(PY) -m icml26.student --from _build/colab --out _build/student
+
+test: unit nbval colab student book-strict browser
 	@echo "make test: all checks passed"
 
 # Evidence records (CONTRIBUTING.md, section 3): the chapter's `evidence` preset, headless, through

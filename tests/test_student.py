@@ -1,5 +1,6 @@
-"""The student edition (`make student`): no solution left, every other cell kept, no outputs,
-and the notebooks still execute at the `smoke` scale."""
+"""The student edition (`make student`), made from the Colab edition: no solution left, every
+other cell of the Colab edition kept, no outputs, badges that open the student edition, and the
+notebooks still execute at the `smoke` scale."""
 
 import os
 import subprocess
@@ -9,7 +10,10 @@ import nbformat
 import pytest
 
 from icml26.catalog import SLUGS, chapter_path
+from icml26.colab import colab_notebook, colab_url
 from icml26.student import SOLUTION_TAG, is_solution, student_notebook, write_student_edition
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 @pytest.fixture(scope="module")
@@ -20,13 +24,16 @@ def edition(tmp_path_factory):
 
 @pytest.mark.parametrize("slug", SLUGS)
 def test_solutions_and_outputs_are_gone_and_every_other_cell_kept(slug, edition):
-    original = nbformat.read(chapter_path(slug), as_version=4)
-    write_student_edition([slug], edition)
+    original = colab_notebook(nbformat.read(chapter_path(slug), as_version=4), slug, COMMIT)  # the Colab edition
+    write_student_edition([slug], edition, commit=COMMIT)
     student = nbformat.read(edition / f"{slug}.ipynb", as_version=4)
     solutions = [c for c in original.cells if is_solution(c)]
     assert len(solutions) >= 3, "at least three exercise solutions, each tagged 'solution'"
     kept = [c for c in original.cells if not is_solution(c)]
-    assert [c.source for c in student.cells] == [c.source for c in kept]
+    assert [c.source for c in student.cells] == [
+        c.source.replace(colab_url(slug), colab_url(slug, "student")) for c in kept]
+    assert colab_url(slug, "student") in student.cells[0].source, "the badge does not open the student edition"
+    assert student.metadata["icml26_edition"]["edition"] == "student"
     assert [c.cell_type for c in student.cells] == [c.cell_type for c in kept]
     text = "\n".join(c.source for c in student.cells)
     for solution in solutions:
@@ -35,20 +42,21 @@ def test_solutions_and_outputs_are_gone_and_every_other_cell_kept(slug, edition)
     assert all(c.outputs == [] and c.execution_count is None for c in student.cells if c.cell_type == "code")
 
 
-def test_the_edition_keeps_untagged_cells_and_refuses_a_chapter_without_tagged_solutions(tmp_path, monkeypatch):
-    import icml26.student as student
-
+def test_the_edition_keeps_untagged_cells_and_refuses_a_chapter_without_tagged_solutions(tmp_path):
     cells = [nbformat.v4.new_markdown_cell("**1. (Conceptual)** Why?"),
              nbformat.v4.new_markdown_cell("Because.", metadata={"tags": [SOLUTION_TAG]}),
              nbformat.v4.new_code_cell("x = 1", outputs=[nbformat.v4.new_output("stream", text="1")], execution_count=3)]
     edition = student_notebook(nbformat.v4.new_notebook(cells=cells))
     assert [c.source for c in edition.cells] == ["**1. (Conceptual)** Why?", "x = 1"]
     assert edition.cells[1].outputs == [] and edition.cells[1].execution_count is None
-    untagged = tmp_path / "untagged.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=cells[:1] + [nbformat.v4.new_markdown_cell("Because.")]), untagged)
-    monkeypatch.setattr(student, "chapter_path", lambda slug: untagged)
+    built = tmp_path / "colab"  # a built Colab edition (make colab), read with --from
+    built.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(cells=cells[:1] + [nbformat.v4.new_markdown_cell("Because.")]),
+                   built / "dq_sync.ipynb")
     with pytest.raises(ValueError, match="no cell tagged 'solution'"):
-        write_student_edition(["dq_sync"], tmp_path / "out")
+        write_student_edition(["dq_sync"], tmp_path / "out", source=built)
+    with pytest.raises(ValueError, match="run `make colab` first"):
+        write_student_edition(["tam"], tmp_path / "out", source=built)
     with pytest.raises(ValueError, match="unknown chapter"):
         chapter_path("not_a_chapter")
 
@@ -60,7 +68,7 @@ SMOKE_SLUGS = os.environ.get("ICML26_STUDENT_SMOKE", " ".join(SLUGS)).split()
 def test_the_student_notebook_executes_at_smoke_scale(slug, edition, tmp_path):
     """Papermill runs the handed-out notebook (SCALE='smoke'), in a scratch folder."""
     out = tmp_path / f"{slug}.ipynb"
-    write_student_edition([slug], edition)
+    write_student_edition([slug], edition, commit=COMMIT)
     env = {**os.environ, "TQDM_DISABLE": "1"}
     run = subprocess.run(
         [sys.executable, "-m", "papermill", str(edition / f"{slug}.ipynb"), str(out), "-p", "SCALE", "smoke",

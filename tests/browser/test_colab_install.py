@@ -1,14 +1,23 @@
-"""The Colab path, played here: a fresh virtual environment pinned to Colab's own versions of torch's
-neighbours (COLAB_PINS: numpy, scipy, pandas, matplotlib, IPython and ipywidgets 7.7.1, whose widget
-frontend Colab keeps) runs each chapter's setup-cell install logic against this repository as a
-local git URL (a non-editable install), then imports icml26.common and the chapter's module. torch
-and every pinned package must be exactly the ones that were there before. Outside Colab the same
-logic must do nothing at all. Then one chapter runs its `smoke` preset, widget cells included, on
-ipywidgets 7.7.1 and IPython 7.34 (icml26.gpucheck's notebook executor, in that environment).
+"""The Colab path, played here, on the Colab edition (`make colab`, icml26.colab), which is what
+the badges open: a fresh virtual environment pinned to Colab's own versions (COLAB_PINS, from
+Colab's GPU runtime) runs each notebook's setup-cell install logic against this repository as a
+local git URL at the pinned commit (a non-editable install), then imports icml26.common and the
+chapter's module. torch and every pinned package must be exactly the ones that were there before.
+Outside Colab the same logic must do nothing at all. Then every Colab notebook runs its `smoke`
+preset with papermill in that environment (ipykernel 6.17.1, IPython 7.34, ipywidgets 7.7.1),
+widget cells included; ICML26_COLAB_SMOKE="slug ..." limits which.
+
+Colab's GPU runtime, as `googlecolab/backend-info` lists it (pip-freeze.gpu.txt, 2026-08-19), runs
+Python 3.13.15 and torch 2.11.0+cu128. Neither can be pinned here: this venv has the machine's
+Python (3.11), and torch is the tested CPU build of requirements.txt (a torch 2.11.0 wheel from
+PyPI brings the CUDA stack, GBs, and the CPU index is out of reach); ICML26_COLAB_TORCH=2.11.0
+pins it where a CPU build of it can be installed. Torch 2.11 on CUDA is exercised by
+`make gpu-check` on a machine that has it. Everything else is pinned to Colab's versions.
 
 The repository is a clean clone of HEAD into a temporary folder, with the working tree's changes
 (tracked and untracked files that git does not ignore) committed on top, so an uncommitted
-chapter is tested as it would be pushed; on a clean checkout that is HEAD itself.
+chapter is tested as it would be pushed; on a clean checkout that is HEAD itself. The Colab
+edition is built from the working tree, pinned to that clone's commit.
 """
 
 from __future__ import annotations
@@ -32,12 +41,18 @@ PINS = dict(
     for line in (ROOT / "requirements.txt").read_text().splitlines()
     if re.match(r"^(torch)==", line.strip())
 )
-# What Colab's default runtime ships (its Python is 3.12; these versions also install on 3.11):
-# the installed versions a reader's `pip install` must leave alone.
-COLAB_PINS = {"numpy": "2.0.2", "scipy": "1.16.3", "pandas": "2.2.2", "matplotlib": "3.10.0",
-              "ipython": "7.34.0", "ipywidgets": "7.7.1"}
+COLAB_TORCH = os.environ.get("ICML26_COLAB_TORCH", PINS["torch"])  # Colab: 2.11.0+cu128 (see above)
+# What Colab's GPU runtime ships (googlecolab/backend-info, pip-freeze.gpu.txt, 2026-08-19; its Python
+# is 3.13, these versions also install on 3.11): the installed versions a reader's `pip install` must
+# leave alone.
+COLAB_PINS = {"numpy": "2.1.3", "pandas": "2.2.3", "scipy": "1.16.3", "matplotlib": "3.10.0",
+              "scikit-learn": "1.6.1", "networkx": "3.6.1", "sympy": "1.14.0",
+              "ipython": "7.34.0", "ipywidgets": "7.7.1", "ipykernel": "6.17.1", "nbformat": "5.11.1",
+              "transformers": "5.15.0", "diffusers": "0.39.0", "highspy": "1.15.1"}
 KEPT = ("torch", *COLAB_PINS)
-SMOKE_CHAPTER = "w2sg_bregman"  # seconds at `smoke`, and it has widget cells
+PAPERMILL = next(line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+                 if line.startswith("papermill=="))
+SMOKE = os.environ.get("ICML26_COLAB_SMOKE", " ".join(CHAPTERS)).split()
 
 # Runs inside the fresh environment: executes the extracted setup logic and records every
 # process it starts. `get_ipython()` covers cells written with %pip / !pip (transformed by
@@ -151,8 +166,19 @@ def repo_url(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="module")
+def edition(repo_url, tmp_path_factory) -> Path:
+    """The Colab edition of the working tree, its install cells pinned to the clone's commit."""
+    from icml26.colab import write_colab_edition
+
+    commit = _run(["git", "rev-parse", "HEAD"], cwd=repo_url.removeprefix("file://")).stdout.strip()
+    folder = tmp_path_factory.mktemp("colab-edition")
+    write_colab_edition([slug for slug in CHAPTERS], folder, commit)
+    return folder
+
+
+@pytest.fixture(scope="module")
 def colab_env(tmp_path_factory) -> dict:
-    """A plain venv (no system site-packages) holding only torch and numpy, as Colab would."""
+    """A plain venv (no system site-packages) holding torch and Colab's pinned packages, as Colab would."""
     venv = tmp_path_factory.mktemp("colab") / "venv"
     _run([sys._base_executable if hasattr(sys, "_base_executable") else "python3", "-m", "venv", str(venv)])
     python = venv / "bin" / "python"
@@ -162,20 +188,24 @@ def colab_env(tmp_path_factory) -> dict:
     # A current pip, as Colab has (the venv's bundled pip can be too old for `name @ git+file:`),
     # then torch alone (as the Makefile does), so nothing can pull another build of it.
     _run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], env=env)
-    _run([str(python), "-m", "pip", "install", "-q", f"torch=={PINS['torch']}"], env=env)
-    _run([str(python), "-m", "pip", "install", "-q", *(f"{k}=={v}" for k, v in COLAB_PINS.items())], env=env)
+    _run([str(python), "-m", "pip", "install", "-q", f"torch=={COLAB_TORCH}"], env=env)
+    # Papermill runs the notebooks (Colab runs them itself); it must leave the pins alone too.
+    _run([str(python), "-m", "pip", "install", "-q", PAPERMILL, f"torch=={COLAB_TORCH}",
+          *(f"{k}=={v}" for k, v in COLAB_PINS.items())], env=env)
     before = _tagged(_run([str(python), "-c", PROBE, ",".join(KEPT)], env=env).stdout, "PROBE")
     return {"venv": venv, "python": python, "env": env, "before": before}
 
 
-def _run_setup(colab_env, tmp_path, slug: str, mode: str, url: str | None = None) -> list:
-    code = setup_logic(ROOT / "chapters" / f"{slug}.ipynb")
+def _run_setup(colab_env, tmp_path, slug: str, mode: str, edition: Path, url: str | None = None) -> list:
+    code = setup_logic(edition / f"{slug}.ipynb")
     if url is not None:
         configured = f"git+{repository()['url'].rstrip('/')}"
-        assert re.search(re.escape(configured) + r"(?![\w.-])", code), (
-            f"{slug}: the setup cell does not install from {configured} (_config.yml repository.url):\n{code}"
+        pinned = re.escape(configured) + r"@[0-9a-f]{40}(?![\w.-])"
+        assert re.search(pinned, code), (
+            f"{slug}: the Colab edition's setup cell does not install from {configured}@<commit> "
+            f"(_config.yml repository.url, pinned by make colab):\n{code}"
         )
-        code = re.sub(re.escape(configured) + r"(?![\w.-])", f"git+{url}", code)
+        code = re.sub(re.escape(configured) + r"(?=@)", f"git+{url}", code)
     script, runner = tmp_path / "setup_cell.py", tmp_path / "runner.py"
     script.write_text(code)
     runner.write_text(RUNNER)
@@ -184,18 +214,18 @@ def _run_setup(colab_env, tmp_path, slug: str, mode: str, url: str | None = None
 
 
 @pytest.mark.parametrize("slug", CHAPTERS)
-def test_setup_cell_does_nothing_outside_colab(slug, colab_env, tmp_path):
-    calls = _run_setup(colab_env, tmp_path, slug, "local")
+def test_setup_cell_does_nothing_outside_colab(slug, colab_env, edition, tmp_path):
+    calls = _run_setup(colab_env, tmp_path, slug, "local", edition)
     assert calls == [], f"{slug}: outside Colab the setup cell started {calls}"
     after = _tagged(_run([str(colab_env["python"]), "-c", PROBE, ",".join(KEPT)], env=colab_env["env"]).stdout, "PROBE")
     assert after["all"] == colab_env["before"]["all"], f"{slug}: packages changed outside Colab"
 
 
 @pytest.mark.parametrize("slug", CHAPTERS)
-def test_colab_install_keeps_torch_and_numpy(slug, colab_env, repo_url, tmp_path):
+def test_colab_install_keeps_torch_and_numpy(slug, colab_env, repo_url, edition, tmp_path):
     python, env, before = colab_env["python"], colab_env["env"], colab_env["before"]
     subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "icml26"], env=env, capture_output=True)
-    calls = _run_setup(colab_env, tmp_path, slug, "colab", url=repo_url)
+    calls = _run_setup(colab_env, tmp_path, slug, "colab", edition, url=repo_url)
     assert calls, f"{slug}: on Colab the setup cell installed nothing"
     probe = _run([str(python), "-c", PROBE, ",".join(KEPT), "icml26.common", f"icml26.{slug}"], env=env, cwd=tmp_path)
     after = _tagged(probe.stdout, "PROBE")
@@ -214,19 +244,130 @@ def test_colab_install_keeps_torch_and_numpy(slug, colab_env, repo_url, tmp_path
     assert not pulled, f"{slug}: the install pulled a GPU stack: {pulled}"
 
 
-def test_colab_smoke_run_with_widgets(colab_env, repo_url, tmp_path):
-    """One chapter's `smoke` preset, every cell (widget cells too), in the Colab-pinned venv: the
-    package installed as on Colab, ipywidgets 7.7.1 and IPython 7.34 doing the widget work."""
+@pytest.fixture(scope="module")
+def installed(colab_env, repo_url, tmp_path_factory) -> dict:
+    """The package installed once as on Colab; Colab's packages must be unchanged by it."""
     python, env, before = colab_env["python"], colab_env["env"], colab_env["before"]
-    _run([str(python), "-m", "pip", "install", "-q", f"icml26 @ git+{repo_url}"], env=env, cwd=tmp_path)
+    subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "icml26"], env=env, capture_output=True)
+    _run([str(python), "-m", "pip", "install", "-q", f"icml26 @ git+{repo_url}"], env=env,
+         cwd=tmp_path_factory.mktemp("install"))
     after = _tagged(_run([str(python), "-c", PROBE, ",".join(KEPT)], env=env).stdout, "PROBE")
     changed = {k: (before[k]["version"], after[k]["version"]) for k in KEPT if after[k] != before[k]}
     assert not changed, f"installing icml26 changed Colab's packages: {changed}"
-    result_file = tmp_path / "smoke.json"
-    notebook = ROOT / "chapters" / f"{SMOKE_CHAPTER}.ipynb"
-    _run([str(python), "-m", "icml26.gpucheck", "exec", str(notebook), "--result", str(result_file),
-          "-pSCALE='smoke'", "-pDEVICE='cpu'"], env={**env, "MPLBACKEND": "Agg", "TQDM_DISABLE": "1"}, cwd=tmp_path)
-    record = json.loads(result_file.read_text())
-    assert record["ok"], f"{SMOKE_CHAPTER} at smoke failed on Colab's versions: {record.get('error')}\n{record.get('error_output', '')}"
-    assert record["engine"] == "ipython" and record["cells_run"] == record["n_code_cells"]
-    assert record["ledger"]["claims"] or record["ledger"]["verdicts"], "the check cell printed no status"
+    return colab_env
+
+
+@pytest.mark.parametrize("slug", SMOKE)
+def test_colab_notebook_runs_at_smoke_on_colab_versions(slug, installed, edition, tmp_path):
+    """The Colab edition's notebook, every cell (widget cells too), at `smoke`, with papermill and
+    ipykernel 6.17.1 / IPython 7.34 / ipywidgets 7.7.1 in the Colab-pinned venv."""
+    python, env = installed["python"], installed["env"]
+    out = tmp_path / f"{slug}.ipynb"
+    run = subprocess.run(
+        [str(python), "-m", "papermill", str(edition / f"{slug}.ipynb"), str(out), "-p", "SCALE", "smoke",
+         "-p", "DEVICE", "cpu", "--cwd", str(tmp_path), "-k", "python3", "--no-progress-bar"],
+        capture_output=True, text=True, env={**env, "TQDM_DISABLE": "1", "MPLBACKEND": "Agg"}, timeout=900,
+    )
+    assert run.returncode == 0, f"{slug} at smoke failed on Colab's versions:\n{run.stderr[-4000:]}"
+    executed = json.loads(out.read_text())
+    printed = "".join("".join(o.get("text", "")) for c in executed["cells"] if c["cell_type"] == "code"
+                      for o in c.get("outputs", []) if o.get("output_type") == "stream")
+    assert "Verdict:" in printed, f"{slug}: the check cell printed no verdict"
+
+
+# What a Colab reader sees, as Jupyter renders it: nbconvert's HTML exporter, opened in headless
+# Chromium (offline: MathJax and require.js, which the export takes from a CDN, are not loaded).
+RAW_MARKUP = re.compile(r"\{[A-Za-z][\w:.-]*\}`|```|~~~|:::|(^|\n)\s*:[\w-]+:|(^|\n)\s*\([^()\s]+\)=|"
+                        r"</?(details|summary)\b|\*\*\S|\]\([^)\s]+\)")
+VISIBLE_TEXT = r'''
+(cells) => cells.map((cell) => {
+  const parts = [];
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (el.closest('pre, code') || !el.checkVisibility()) continue;
+    parts.push(node.textContent);
+  }
+  const details = Array.from(cell.querySelectorAll('details')).map((d) => ({
+    open: d.open, summary: (d.querySelector('summary') || {}).innerText || '',
+    hidden: Array.from(d.children).filter((c) => c.tagName !== 'SUMMARY').every((c) => !c.checkVisibility()),
+  }));
+  return {text: parts.join(''), details};
+})
+'''
+
+
+def _render(notebook: Path, target: Path) -> Path:
+    import nbconvert
+
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(json_notebook(notebook))
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+def json_notebook(path: Path):
+    import nbformat
+
+    return nbformat.read(path, as_version=4)
+
+
+def _open(browser, html: Path):
+    page = browser.new_page()
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+    page.goto(html.as_uri(), wait_until="load")
+    return page
+
+
+@pytest.mark.parametrize("slug", CHAPTERS)
+def test_colab_notebook_in_chromium_shows_no_raw_markup_and_collapsed_solutions(slug, edition, browser, tmp_path):
+    notebook = json_notebook(edition / f"{slug}.ipynb")
+    markdown = [c for c in notebook.cells if c.cell_type == "markdown"]
+    page = _open(browser, _render(edition / f"{slug}.ipynb", tmp_path / f"{slug}.html"))
+    try:
+        cells = page.query_selector_all("div.jp-MarkdownCell .jp-RenderedMarkdown")
+        assert len(cells) == len(markdown), "nbconvert rendered another number of markdown cells"
+        seen = page.evaluate(VISIBLE_TEXT, cells)
+        problems, solutions = [], 0
+        for i, (cell, shown) in enumerate(zip(markdown, seen)):
+            text = re.sub(r"\$\$.*?\$\$|\$[^$\n]+\$", "", shown["text"], flags=re.S)  # MathJax's, not loaded
+            problems += [f"markdown cell {i}: raw markup {m[0]!r}" for m in RAW_MARKUP.finditer(text)]
+            if "solution" in cell.metadata.get("tags", []):
+                solutions += 1
+                details = shown["details"]
+                if len(details) != 1 or details[0]["open"] or not details[0]["hidden"]:
+                    problems.append(f"solution cell {i}: not one collapsed <details>: {details}")
+                elif text.strip() != details[0]["summary"].strip():
+                    problems.append(f"solution cell {i}: visible beside its summary: {text.strip()[:80]!r}")
+        assert solutions >= 3
+        assert not problems, f"{slug} in Chromium:\n" + "\n".join(problems)
+        # Opened, a solution shows its text.
+        summary = page.query_selector("details > summary")
+        summary.click()
+        assert page.evaluate("() => document.querySelector('details').open")
+        assert page.evaluate("() => Array.from(document.querySelector('details').children)"
+                             ".some((c) => c.tagName !== 'SUMMARY' && c.checkVisibility())")
+    finally:
+        page.close()
+
+
+def test_colab_screenshots_beside_the_source(edition, browser, tmp_path):
+    """_build/screenshots/colab/: one chapter's first screen and one opened solution, as Jupyter
+    renders the Colab edition and as it renders the Jupyter Book source (what Colab showed)."""
+    folder = ROOT / "_build" / "screenshots" / "colab"
+    folder.mkdir(parents=True, exist_ok=True)
+    slug = os.environ.get("ICML26_COLAB_SCREENSHOT", "w2sg_bregman")
+    for name, notebook in (("colab", edition / f"{slug}.ipynb"), ("source", ROOT / "chapters" / f"{slug}.ipynb")):
+        page = _open(browser, _render(notebook, tmp_path / f"{name}.html"))
+        try:
+            page.screenshot(path=str(folder / f"{slug}-{name}-first-screen.png"))
+            cells = page.query_selector_all("div.jp-MarkdownCell")
+            tags = [c.metadata.get("tags", []) for c in json_notebook(notebook).cells if c.cell_type == "markdown"]
+            solution = cells[next(i for i, t in enumerate(tags) if "solution" in t)]
+            if name == "colab":
+                solution.query_selector("summary").click()
+            exercise = cells[cells.index(solution) - 1] if cells.index(solution) else solution
+            exercise.scroll_into_view_if_needed()
+            page.screenshot(path=str(folder / f"{slug}-{name}-solution.png"))
+        finally:
+            page.close()
+    assert len(list(folder.glob(f"{slug}-*.png"))) == 4
