@@ -18,19 +18,19 @@ def test_em_f1_recall_hand_computed():
         X.recall_at_k([1], set(), k=3)
 
 
-def test_info_nce_identity_and_positives():
-    e = torch.eye(4)
+def test_info_nce_identity_and_positives(device):
+    e = torch.eye(4, device=device)
     low = info_nce(e, e, 0.05)
     assert low < info_nce(e, e.roll(1, 0), 0.05)
     # a caption shared by two images: marking both as positives lowers the loss
-    img = torch.nn.functional.normalize(torch.tensor([[1.0, 0.1], [1.0, -0.1]]), dim=1)
-    txt = torch.nn.functional.normalize(torch.tensor([[1.0, 0.0], [1.0, 0.0]]), dim=1)
-    pos = torch.ones(2, 2, dtype=torch.bool)
+    img = torch.nn.functional.normalize(torch.tensor([[1.0, 0.1], [1.0, -0.1]], device=device), dim=1)
+    txt = torch.nn.functional.normalize(torch.tensor([[1.0, 0.0], [1.0, 0.0]], device=device), dim=1)
+    pos = torch.ones(2, 2, dtype=torch.bool, device=device)
     assert info_nce(img, txt, 0.1, pos) < info_nce(img, txt, 0.1)
     with pytest.raises(ValueError):
         info_nce(e, e[:3], 0.1)
     with pytest.raises(ValueError):
-        info_nce(e, e, 0.1, torch.zeros(4, 4, dtype=torch.bool))
+        info_nce(e, e, 0.1, torch.zeros(4, 4, dtype=torch.bool, device=device))
 
 
 def test_tokenize_and_render_checks():

@@ -9,7 +9,6 @@ from icml26.deep_image_search.agent import ScriptedPlanner, run_agent, working_c
 from icml26.deep_image_search.retriever import MiniCLIP
 from icml26.deep_image_search.tools import ToolCallRejected, Toolbox, parse_tool_call
 
-torch.set_num_threads(1)
 
 
 def tiny_album():

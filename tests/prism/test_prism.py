@@ -15,25 +15,25 @@ from icml26.prism import (
 from icml26.prism import experiment as ex
 
 
-def rand_complex(*shape, seed=0):
+def rand_complex(*shape, seed=0, device="cpu"):
     g = torch.Generator().manual_seed(seed)
-    return torch.complex(torch.randn(*shape, generator=g), torch.randn(*shape, generator=g))
+    return torch.complex(torch.randn(*shape, generator=g), torch.randn(*shape, generator=g)).to(device)
 
 
-def test_unit_norm_holds_after_every_layer():
+def test_unit_norm_holds_after_every_layer(device):
     torch.manual_seed(0)
-    model = PrismLM(20, 8, 3, norm="unit", filter_hidden=8, filter_freqs=4)
-    tokens = torch.randint(20, (4, 10))
+    model = PrismLM(20, 8, 3, norm="unit", filter_hidden=8, filter_freqs=4).to(device)
+    tokens = torch.randint(20, (4, 10)).to(device)
     _, _, states = model.encoder(tokens, return_states=True)
     assert len(states) == 4  # embedding output + 3 layers
     for z in states:
         assert torch.allclose(z.abs(), torch.ones_like(z.real), atol=1e-5)
 
 
-def test_rms_norm_gives_unit_token_energy_and_keeps_phase():
-    x = rand_complex(2, 5, 6)
-    y = RobustPhaseNorm(6)(x)
-    assert torch.allclose((y.abs() ** 2).mean(-1), torch.ones(2, 5), atol=1e-4)
+def test_rms_norm_gives_unit_token_energy_and_keeps_phase(device):
+    x = rand_complex(2, 5, 6, device=device)
+    y = RobustPhaseNorm(6).to(device)(x)
+    assert torch.allclose((y.abs() ** 2).mean(-1), torch.ones(2, 5, device=device), atol=1e-4)
     assert torch.allclose(torch.angle(y), torch.angle(x), atol=1e-5)
 
 
@@ -52,19 +52,19 @@ def test_phase_preserving_layer_norm_standardises_moduli_and_keeps_phase():
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
 
 
-def test_harmonic_conv_equals_direct_circular_convolution():
+def test_harmonic_conv_equals_direct_circular_convolution(device):
     B, L, d = 2, 7, 3
-    x, h = rand_complex(B, L, d, seed=1), rand_complex(L, d, seed=2)
+    x, h = rand_complex(B, L, d, seed=1, device=device), rand_complex(L, d, seed=2, device=device)
     k = torch.fft.ifft(h, dim=0)  # the kernel whose DFT is h
-    direct = torch.zeros(B, L, d, dtype=torch.complex64)
+    direct = torch.zeros(B, L, d, dtype=torch.complex64, device=device)
     for n in range(L):
         for m in range(L):
             direct[:, n] += x[:, m] * k[(n - m) % L]
     assert torch.allclose(harmonic_conv(x, h), direct, atol=1e-5)
 
 
-def test_harmonic_conv_is_shift_equivariant():
-    x, h = rand_complex(1, 9, 4, seed=3), rand_complex(9, 4, seed=4)
+def test_harmonic_conv_is_shift_equivariant(device):
+    x, h = rand_complex(1, 9, 4, seed=3, device=device), rand_complex(9, 4, seed=4, device=device)
     assert torch.allclose(harmonic_conv(torch.roll(x, 2, 1), h), torch.roll(harmonic_conv(x, h), 2, 1), atol=1e-5)
 
 
@@ -146,10 +146,10 @@ def test_matched_parameters():
     assert h["embedding"] == t["embedding"] == 20 * cfg.d_model
 
 
-def test_rotary_scores_depend_only_on_relative_position():
+def test_rotary_scores_depend_only_on_relative_position(device):
     from icml26.prism.models import rotary
     g = torch.Generator().manual_seed(3)
-    q, k = torch.randn(1, 1, 12, 8, generator=g), torch.randn(1, 1, 12, 8, generator=g)
+    q, k = torch.randn(1, 1, 12, 8, generator=g).to(device), torch.randn(1, 1, 12, 8, generator=g).to(device)
     qq, kk = q[..., :1, :].expand_as(q), k[..., :1, :].expand_as(k)  # the same vector at every position
     s = rotary(qq) @ rotary(kk).transpose(-1, -2)  # (1, 1, L, L)
     for shift in range(1, 4):  # score(p, r) == score(p + shift, r + shift)
@@ -192,16 +192,32 @@ def test_cosine_schedule():
     assert ex.cosine_lr(100, 100, 0.1) == pytest.approx(0.0, abs=1e-9)
 
 
-def test_smoke_run_end_to_end():
+def test_stopping_rule_is_a_plateau_of_validation_accuracy():
+    assert not ex.plateaued([0.1, 0.2, 0.3], 2, 0.005)  # still rising
+    assert ex.plateaued([0.1, 0.3, 0.3, 0.304], 2, 0.005)  # at most delta above the best earlier value
+    assert not ex.plateaued([0.1, 0.3, 0.3, 0.306], 2, 0.005)
+    assert not ex.plateaued([0.3, 0.3], 2, 0.0)  # too few evaluations to tell
+    with pytest.raises(ValueError):
+        ex.plateaued([0.1] * 5, 0, 0.0)
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    runs = []
+    results = ex.run_experiment(get_config("smoke"), seed=0, device="cpu", runs=runs)
+    return results, runs[0]
+
+
+def test_smoke_run_end_to_end(smoke):
+    results, run = smoke
     cfg = get_config("smoke")
-    run = ex.run_chapter(cfg, seed=0)
+    assert results["seeds"] == [0, 1, 2] and len(results["per_seed"]) == 3
     assert set(run.clean) == {"prism_unit", "prism_rms", "hybrid", "transformer"}
     assert all(math.isfinite(v) for l in run.losses.values() for v in l)
+    assert all(1 <= s <= cfg.steps for s in run.steps.values())
     assert run.phase_curve["prism_rms"].shape == (len(cfg.sigmas),)
-    figs = ex.seed_figures(run)
+    figs = results["per_seed"][0]
     assert 0 <= figs["probe_hybrid"] <= 1 and 0 <= figs["probe_transformer"] <= 1
-    ledger = ex.build_ledger([figs] * 3)
-    assert ledger.verdict() in ("REPRODUCED", "PARTLY REPRODUCED", "NOT REPRODUCED")
     acc = ex.explore_accuracy(run, sigma=0.5, scale=0.5, flatten=True, site=1)
     assert set(acc) == set(run.models) and all(0 <= v <= 1 for v in acc.values())
     assert "| model |" in ex.param_table(run)
@@ -212,15 +228,39 @@ def test_smoke_run_end_to_end():
     from icml26.prism import plots
     use_book_style()
     for fig in (plots.plot_interference(), plots.plot_transitions(run.task), plots.plot_training(run),
-                plots.plot_interventions(run), plots.plot_seed_figures([figs] * 3, 0.9),
+                plots.plot_interventions(run), plots.plot_seed_figures(results["per_seed"], 0.9),
                 plots.plot_token_phases(run), plots.plot_explore(acc, run.chance, "t")):
         check_figure(fig)
         plt.close(fig)
 
 
+def test_smoke_ledger_statuses_and_round_trip(smoke):
+    import json
+
+    from icml26.evidence import from_plain, to_plain
+    from icml26.prism.claims import build_ledger
+
+    results, _ = smoke
+    ledger = build_ledger(results)
+    # 20 steps: no PRISM-pure model learns the task above chance by the margin, so C1 fails its
+    # competence check; the hybrid and the Transformer fail theirs too (C2, C3 INCONCLUSIVE)
+    assert [ledger.entries[c].status for c in ("C1", "C2", "C3")] == ["INCONCLUSIVE"] * 3
+    assert "rule 2" in ledger.entries["C2"].reason
+    assert ledger.entries["C3"].fragile  # rule 7: C3's ceiling rule came after a first run
+    assert ledger.verdict() == "INCONCLUSIVE"
+    plain = from_plain(json.loads(json.dumps(to_plain(results))))
+    assert build_ledger(plain).record() == ledger.record()
+
+
 def test_bad_input_is_rejected():
-    with pytest.raises(ValueError, match="valid presets"):
-        get_config("huge")
+    with pytest.raises(ValueError, match="n_seeds must be at least 3"):
+        get_config("smoke", n_seeds=2)
+    with pytest.raises(ValueError, match="plateau_patience"):
+        get_config("smoke", plateau_patience=0)
+    with pytest.raises(ValueError, match="plateau_delta"):
+        get_config("smoke", plateau_delta=-0.1)
+    with pytest.raises(ValueError, match="lr"):
+        get_config("smoke", lr=0.0)
     with pytest.raises(ValueError, match="divisible"):
         get_config("smoke", d_model=15)
     with pytest.raises(ValueError, match="max_len"):

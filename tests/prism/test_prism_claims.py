@@ -15,8 +15,18 @@ def c1(**kw):
     return cl.decide_c1(**base)
 
 
-def test_claim_ids_match_claims_md():
-    assert cl.CLAIM_IDS == ("C1", "C2", "C3")
+def comp(clean=(0.5, 0.5, 0.5), converged=(True, True, True), arm="arm"):
+    return cl.arm_competence(arm, CH, list(clean), list(converged))
+
+
+def test_competence_needs_learning_and_a_plateau_in_every_seed():
+    g = cl.C1_MIN_LEARNED_GAIN
+    assert all(c.passed for c in comp())
+    assert all(c.passed for c in comp(clean=[0.13 + g] * 3))
+    assert not comp(clean=[0.13 + g - 0.01, 0.5, 0.5])[0].passed
+    assert not comp(converged=[True, False, True])[1].passed
+    with pytest.raises(ValueError, match="converged flags"):
+        comp(converged=[True, True])
 
 
 def test_c1_boundaries():
@@ -27,14 +37,18 @@ def test_c1_boundaries():
     assert low.status == PARTLY_REPRODUCED and "0 of 3" in low.reason
     mixed = c1(keep_flatten=[t + 0.004, t - 0.014, t + 0.01])
     assert mixed.status == PARTLY_REPRODUCED and mixed.fragile
-    assert c1(keep_attenuation=[t - 0.01] * 3).status == PARTLY_REPRODUCED
+    # attenuation holds by construction under the RMS norm: shown, never deciding
+    assert c1(keep_attenuation=[t - 0.01] * 3).status == REPRODUCED
     p = cl.C1_PHASE_COLLAPSE_MAX
     assert c1(phase_left_rms=[p] * 3).status == REPRODUCED
     assert c1(phase_left_rms=[p + 0.01] * 3).status == NOT_REPRODUCED
     assert c1(phase_left_unit=[0.0, p + 0.1, 0.0]).status == INCONCLUSIVE
     g = cl.C1_MIN_LEARNED_GAIN
-    assert c1(clean_unit=[0.13 + g - 0.01, 0.5, 0.5]).status == INCONCLUSIVE
+    weak = c1(clean_unit=[0.13 + g - 0.01, 0.5, 0.5])
+    assert weak.status == INCONCLUSIVE and "rule 2" in weak.reason
     assert c1(clean_unit=[0.13 + g + 1e-9] * 3).status == REPRODUCED
+    late = c1(converged_rms=[True, False, True], max_steps=300, full_steps=6000)
+    assert late.status == INCONCLUSIVE and "6000 steps" in late.reason
 
 
 def test_c1_fragile_when_close_to_the_bar():
@@ -46,13 +60,26 @@ def test_c1_fragile_when_close_to_the_bar():
 
 def test_c2_boundaries():
     p = [1000, 1000, 1000]
-    assert cl.decide_c2([0.5] * 3, [0.4] * 3, p, p).status == REPRODUCED
-    assert cl.decide_c2([0.4] * 3, [0.4] * 3, p, p).status == NOT_REPRODUCED
-    st = cl.decide_c2([0.5, 0.39, 0.5], [0.4] * 3, p, p)
-    assert st.status == INCONCLUSIVE and st.fragile
+    arms = comp(arm="hybrid") + comp(arm="Transformer")
+    assert cl.decide_c2([0.5] * 3, [0.4] * 3, p, p, arms).status == REPRODUCED
+    assert cl.decide_c2([0.4] * 3, [0.4] * 3, p, p, arms).status == NOT_REPRODUCED
+    st = cl.decide_c2([0.5, 0.39, 0.5], [0.4] * 3, p, p, arms)
+    assert st.status == INCONCLUSIVE and st.fragile  # 2 of 3 seeds, seed test not significant
+    # rule 1: 2 of 3 seeds with a significant seed test -> REPRODUCED
+    assert cl.decide_c2([0.5, 0.5, 0.5, 0.5, 0.5, 0.39], [0.4] * 6, p * 2, p * 2,
+                        cl.arm_competence("h", [0.13] * 6, [0.5] * 6, [True] * 6)).status == REPRODUCED
     tol = cl.C2_MATCH_TOL
-    assert cl.decide_c2([0.5] * 3, [0.4] * 3, p, [1000 * (1 + tol)] * 3).status == REPRODUCED
-    assert cl.decide_c2([0.5] * 3, [0.4] * 3, p, [1000 * (1 + tol) + 5] * 3).status == INCONCLUSIVE
+    assert cl.decide_c2([0.5] * 3, [0.4] * 3, p, [1000 * (1 + tol)] * 3, arms).status == REPRODUCED
+    assert cl.decide_c2([0.5] * 3, [0.4] * 3, p, [1000 * (1 + tol) + 5] * 3, arms).status == INCONCLUSIVE
+
+
+def test_c2_is_inconclusive_while_an_arm_still_learns():
+    p = [1000, 1000, 1000]
+    slow = comp(arm="hybrid") + comp(converged=[True, True, False], arm="Transformer")
+    st = cl.decide_c2([0.5] * 3, [0.4] * 3, p, p, slow, max_steps=300, full_steps=6000)
+    assert st.status == INCONCLUSIVE and "still improving at the budget of 300 steps" in st.reason
+    weak = comp(arm="hybrid") + comp(clean=[0.2] * 3, arm="Transformer")
+    assert cl.decide_c2([0.5] * 3, [0.2] * 3, p, p, weak).status == INCONCLUSIVE
 
 
 def test_c3_and_extensions():
@@ -61,6 +88,7 @@ def test_c3_and_extensions():
     top = cl.C3_CEILING
     at_ceiling = cl.decide_c3([top + 0.01] * 3, [top] * 3)
     assert at_ceiling.status == INCONCLUSIVE and "ceiling" in at_ceiling.threshold
+    assert at_ceiling.fragile and at_ceiling.changes == (cl.C3_CEILING_CHANGE,)  # rule 7
     assert cl.decide_c3([top + 0.01] * 3, [top - 0.01] * 3).status == REPRODUCED
     m = cl.E1_CONTROL_MARGIN
     e1 = cl.decide_e1([0.9] * 3, [0.9 - m] * 3)

@@ -7,6 +7,7 @@ strict tool-call parsing), `agent` (the loop, working memory, policies, direct r
 """
 
 from .agent import OpenAIPolicy, ScriptedPlanner, direct_retrieval, make_policy, run_agent
+from .experiment import run_experiment
 from .album import Album, Query, make_benchmark, render_photos
 from .config import EXPECTED_TIME, PRESETS, DISConfig, get_config
 from .retriever import MiniCLIP, info_nce, train_perception
@@ -15,5 +16,5 @@ from .tools import ToolCall, ToolCallRejected, Toolbox, parse_tool_call
 __all__ = [
     "Album", "DISConfig", "EXPECTED_TIME", "MiniCLIP", "OpenAIPolicy", "PRESETS", "Query", "ScriptedPlanner",
     "ToolCall", "ToolCallRejected", "Toolbox", "direct_retrieval", "get_config", "info_nce", "make_benchmark",
-    "make_policy", "parse_tool_call", "render_photos", "run_agent", "train_perception",
+    "make_policy", "parse_tool_call", "render_photos", "run_agent", "run_experiment", "train_perception",
 ]

@@ -6,15 +6,13 @@ overall / intra / inter; direct embedding retrieval also gets Recall@3 = |top3 &
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import torch
 
-from icml26.common import progress
+from icml26.common import progress, resolve_device
 
 from .agent import ScriptedPlanner, Trajectory, direct_retrieval, make_policy, run_agent
 from .album import INTER, INTRA, Album, Query, make_benchmark
@@ -53,6 +51,7 @@ class Results:
     model: MiniCLIP
     perception_losses: list
     seconds: float
+    perception: dict | None = None  # seed -> digit accuracy of that seed's perception model
 
     def table(self, by: str = "arm") -> pd.DataFrame:
         """Macro EM/F1 per seed, then mean over seeds; by='arm' or ['arm', 'kind']."""
@@ -95,34 +94,62 @@ def run_seed(config, seed: int, model: MiniCLIP, device) -> tuple[list[dict], di
     return rows, trajs, albums, queries
 
 
-def run_experiment(config, device, seed: int = 0) -> Results:
-    """Train the perception stand-ins once (on their own random photos), then every seed's benchmark.
+def run_results(config, seed: int = 0, device=None) -> Results:
+    """Every seed's run: each benchmark seed trains its own perception stand-ins (on their own random
+    photos) and draws its own albums and queries (rule 1: independently trained seeds).
 
     `seed` offsets the benchmark seeds (config.seeds + seed) so that SEED changes the whole run.
-    """
+    `Results.model` is the first seed's perception model (the page's figures and widgets use it)."""
     start = time.time()
-    device = torch.device(device)
+    device = resolve_device("auto" if device is None else device)
     make_policy(config.policy, config)  # fail fast on a misconfigured policy, before minutes of training
-    model, losses = train_perception(config, seed, device)
-    rows, trajs, albums, queries = [], {}, {}, {}
+    rows, trajs, albums, queries, perception = [], {}, {}, {}, {}
+    first = None
     for s in config.seeds:
+        model, losses = train_perception(config, s + seed, device)
         r, t, a, q = run_seed(config, s + seed, model, device)
         rows += r
         trajs.update(t)
         albums[s + seed], queries[s + seed] = a, q
-    return Results(config, pd.DataFrame(rows), trajs, albums, queries, model, losses, time.time() - start)
+        perception[s + seed] = perception_accuracy(model, a)
+        if first is None:
+            first = (model, losses)
+    res = Results(config, pd.DataFrame(rows), trajs, albums, queries, first[0], first[1], time.time() - start)
+    res.perception = perception
+    return res
 
 
-def claim_figures(r: Results) -> dict[str, float]:
-    """Means over seeds of the per-seed macro EM/F1 (and the intra/inter split, reported, not gated)."""
-    t = r.table("arm")
-    k = r.table(["arm", "kind"])
-    return {
-        "F1 agent": float(t.loc["agent", "F1"]), "F1 direct": float(t.loc[ARMS[0], "F1"]),
-        "F1 agent w/o meta": float(t.loc[ARMS[1], "F1"]),
-        "EM agent": float(t.loc["agent", "EM"]), "EM direct": float(t.loc[ARMS[0], "EM"]),
-        "F1 agent intra": float(k.loc[("agent", INTRA), "F1"]), "F1 agent inter": float(k.loc[("agent", INTER), "F1"]),
-    }
+def perception_accuracy(model: MiniCLIP, albums: list[Album]) -> float:
+    """Rule 2's check of the perception stand-ins: accuracy of the predicted digit over every album
+    photo of a seed (chance 0.1)."""
+    hits, total = 0, 0
+    for a in albums:
+        pred = model.predict_attributes(a.images)["digit"].numpy()
+        hits += int((pred == a.subject // 4).sum())
+        total += len(a.subject)
+    return hits / max(1, total)
+
+
+def run_experiment(config, seed: int = 0, device=None, runs: list | None = None) -> dict:
+    """The chapter's experiment behind the ledger, as plain data: `seeds`, `policy`, `records` (one
+    row per seed, arm and query: EM, F1, Recall@3 for direct retrieval, steps), `perception_acc`
+    (per seed), `verified` and `queries` (C3's counts per seed). `runs`, when given a list, receives
+    the whole :class:`Results` (albums, trajectories, the first seed's model) for the page."""
+    res = run_results(config, seed, device)
+    if runs is not None:
+        runs.append(res)
+    valid, total = verified_queries(res)
+    records = res.records.drop(columns=[c for c in ("rejected",) if c in res.records]).copy()
+    records = records.astype(object).where(records.notna(), None)
+    return {"seeds": [int(s) for s in res.queries], "policy": config.policy,
+            "records": records.to_dict("records"),
+            "perception_acc": [float(res.perception[s]) for s in res.queries],
+            "verified": valid, "queries": total, "seconds": res.seconds}
+
+
+def records_frame(results: dict) -> pd.DataFrame:
+    """The plain results' records as a DataFrame."""
+    return pd.DataFrame(results["records"])
 
 
 def paired_scores(r: Results, arm: str, metric: str = "F1") -> tuple[np.ndarray, np.ndarray]:
@@ -130,13 +157,15 @@ def paired_scores(r: Results, arm: str, metric: str = "F1") -> tuple[np.ndarray,
     returns (scores, seed of each query)."""
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; arms: {ARMS}")
-    rows = r.records[r.records.arm == arm].sort_values(["seed", "query"])
+    records = records_frame(r) if isinstance(r, dict) else r.records
+    rows = records[records.arm == arm].sort_values(["seed", "query"])
     return rows[metric].to_numpy(float), rows["seed"].to_numpy()
 
 
 def per_seed(r: Results, arm: str, metric: str) -> list[float]:
     """Macro `metric` of one arm per seed (seed order)."""
-    return r.records[r.records.arm == arm].groupby("seed")[metric].mean().tolist()
+    records = records_frame(r) if isinstance(r, dict) else r.records
+    return records[records.arm == arm].groupby("seed")[metric].mean().tolist()
 
 
 def verified_queries(r: Results) -> tuple[list[int], list[int]]:

@@ -8,6 +8,7 @@ matched Transformer, parameter accounting), `experiment` (training, sweeps, the 
 """
 
 from .config import EXPECTED_TIME, PRESETS, PrismConfig, get_config
+from .experiment import run_experiment
 from .data import MASK_ID, TopicMarkovTask, bayes_posterior, make_task, mask_tokens
 from .interventions import Intervention, intervene_complex, intervene_real
 from .layers import (
@@ -20,6 +21,6 @@ __all__ = [
     "bayes_posterior", "Bridge", "build_models", "count_params", "DynamicRoSE", "EXPECTED_TIME",
     "GatedHarmonicConv", "get_config", "harmonic_conv", "intervene_complex", "intervene_real", "Intervention",
     "make_task", "MASK_ID", "mask_tokens", "matched_ffn_dim", "ModReLU", "PhasePreservingLayerNorm", "PRESETS",
-    "PrismConfig", "PrismHybridLM", "PrismLM", "project_unit", "RobustPhaseNorm", "static_rotation",
+    "PrismConfig", "PrismHybridLM", "PrismLM", "project_unit", "RobustPhaseNorm", "run_experiment", "static_rotation",
     "TopicMarkovTask", "TransformerLM",
 ]

@@ -17,7 +17,7 @@ from torch.nn import functional as F
 from icml26.common import progress, resolve_device
 
 from .config import PrismConfig
-from .data import TopicMarkovTask, make_task, mask_tokens
+from .data import TopicMarkovTask, make_task, mask_tokens, sample_sequences
 from .interventions import Intervention
 from .layers import project_unit
 from .models import build_models, count_params
@@ -34,17 +34,39 @@ def cosine_lr(step: int, total: int, warmup_frac: float) -> float:
     return 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm)))
 
 
+def plateaued(curve, patience: int, delta: float) -> bool:
+    """The book's one stopping rule for every arm: the last `patience` validation accuracies
+    improved on the best earlier one by at most `delta` (a plateau of validation accuracy)."""
+    curve = list(curve)
+    if patience < 1:
+        raise ValueError(f"patience must be >= 1, got {patience}")
+    if len(curve) <= patience:
+        return False
+    return max(curve[-patience:]) <= max(curve[:-patience]) + delta
+
+
+def validation_set(task: TopicMarkovTask, config: PrismConfig, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Held-out sequences from the task's own generating process, with a fixed mask: what the
+    stopping rule reads (never the test set). Returns (tokens (n_val, L), mask (n_val, L))."""
+    g = torch.Generator().manual_seed(100_003 + int(seed))
+    tokens, _ = sample_sequences(task.transitions, config.n_val, config.seq_len, task.n_private, task.p_private, g)
+    return tokens, torch.rand(config.n_val, config.seq_len, generator=g) < config.mask_prob
+
+
 def train_model(model: nn.Module, task: TopicMarkovTask, config: PrismConfig, seed: int = 0,
-                desc: str = "train") -> list[float]:
-    """AdamW + cosine schedule on the MLM loss (cross-entropy on masked positions only).
-    Batches are drawn on the CPU generator and moved to the model's device. Returns losses."""
+                desc: str = "train", val: tuple[torch.Tensor, torch.Tensor] | None = None) -> dict:
+    """AdamW + cosine schedule (over at most `config.steps` steps) on the MLM loss
+    (cross-entropy on masked positions only). Batches are drawn on the CPU generator and moved
+    to the model's device. With `val`, the stopping rule: validation accuracy every
+    `config.eval_every` steps, stop at a plateau (`plateaued`), keep the best weights.
+    Returns {"losses", "steps", "converged", "val_acc"}."""
     device = next(model.parameters()).device
     g = torch.Generator().manual_seed(int(seed))
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine_lr(s, config.steps, config.warmup_frac))
     model.train()
-    losses = []
-    for _ in progress(range(config.steps), desc=desc, leave=False):
+    losses, val_acc, best, converged, steps = [], [], None, False, 0
+    for step in progress(range(config.steps), desc=desc, leave=False):
         # region: train_step
         idx = torch.randint(task.train.shape[0], (config.batch_size,), generator=g)
         tokens = task.train[idx]
@@ -59,24 +81,44 @@ def train_model(model: nn.Module, task: TopicMarkovTask, config: PrismConfig, se
         sched.step()  # warm-up, then cosine decay
         # endregion
         losses.append(loss.item())
+        steps = step + 1
+        if val is not None and steps % config.eval_every == 0:
+            # region: stopping_rule
+            acc = accuracy_on(model, *val)
+            model.train()
+            if not val_acc or acc > max(val_acc):
+                best = copy.deepcopy(model.state_dict())  # keep the best weights
+            val_acc.append(acc)
+            if plateaued(val_acc, config.plateau_patience, config.plateau_delta):
+                converged = True
+                break
+            # endregion
+    if best is not None:
+        model.load_state_dict(best)
     model.eval()
-    return losses
+    return {"losses": losses, "steps": steps, "converged": converged, "val_acc": val_acc}
 
 
 @torch.no_grad()
-def masked_accuracy(model: nn.Module, task: TopicMarkovTask, intervention: Intervention | tuple = Intervention(),
-                    batch_size: int = 1024) -> float:
-    """Top-1 accuracy at the fixed masked test positions, optionally under an intervention."""
+def accuracy_on(model: nn.Module, tokens: torch.Tensor, mask: torch.Tensor,
+                intervention: Intervention | tuple = Intervention(), batch_size: int = 1024) -> float:
+    """Top-1 accuracy of `model` at the masked positions `mask` of `tokens`."""
     device = next(model.parameters()).device
     model.eval()
     correct, total = 0, 0
-    for start in range(0, task.test.shape[0], batch_size):
-        tokens = task.test[start:start + batch_size].to(device)
-        inputs, mask = mask_tokens(tokens, 0.0, mask=task.test_mask[start:start + batch_size].to(device))
+    for start in range(0, tokens.shape[0], batch_size):
+        tok = tokens[start:start + batch_size].to(device)
+        inputs, m = mask_tokens(tok, 0.0, mask=mask[start:start + batch_size].to(device))
         pred = model(inputs, intervention).argmax(-1)
-        correct += int((pred[mask] == tokens[mask]).sum())
-        total += int(mask.sum())
+        correct += int((pred[m] == tok[m]).sum())
+        total += int(m.sum())
     return correct / max(1, total)
+
+
+def masked_accuracy(model: nn.Module, task: TopicMarkovTask, intervention: Intervention | tuple = Intervention(),
+                    batch_size: int = 1024) -> float:
+    """Top-1 accuracy at the fixed masked test positions, optionally under an intervention."""
+    return accuracy_on(model, task.test, task.test_mask, intervention, batch_size)
 
 
 @dataclass
@@ -94,6 +136,9 @@ class ChapterRun:
     phase_curve: dict[str, np.ndarray] = field(default_factory=dict)  # accuracy vs sigma
     scale_curve: dict[str, np.ndarray] = field(default_factory=dict)  # accuracy vs c
     flatten: dict[str, float] = field(default_factory=dict)
+    steps: dict[str, int] = field(default_factory=dict)  # steps trained (the stopping rule)
+    converged: dict[str, bool] = field(default_factory=dict)  # stopped at a validation plateau
+    val_acc: dict[str, list[float]] = field(default_factory=dict)  # the validation curve
 
     @property
     def chance(self) -> float:
@@ -120,16 +165,20 @@ def sweep_interventions(model: nn.Module, task: TopicMarkovTask, config: PrismCo
     return {"phase": phase, "scale": scale, "flatten": flat}
 
 
-def run_chapter(config: PrismConfig, seed: int = 0) -> ChapterRun:
-    """Generate the task, train the four models side by side, and run every intervention."""
-    device = resolve_device(config.device)
+def run_chapter(config: PrismConfig, seed: int = 0, device=None) -> ChapterRun:
+    """Generate the task, train the four models side by side (each by the same stopping rule on
+    the same validation set), and run every intervention."""
+    device = resolve_device("auto" if device is None else device)
     task = build_task(config, seed)
+    val = validation_set(task, config, seed)
     torch.manual_seed(int(seed))
     models = build_models(config, task.vocab_size, device)
     initial = {k: copy.deepcopy(m) for k, m in models.items() if k.startswith("prism")}
     run = ChapterRun(config, task, models, initial, {}, {k: count_params(m) for k, m in models.items()})
     for name in progress(list(models), desc="models"):
-        run.losses[name] = train_model(models[name], task, config, seed=seed + 1, desc=name)
+        log = train_model(models[name], task, config, seed=seed + 1, desc=name, val=val)
+        run.losses[name], run.steps[name] = log["losses"], log["steps"]
+        run.converged[name], run.val_acc[name] = log["converged"], log["val_acc"]
         run.clean[name] = masked_accuracy(models[name], task)
         sw = sweep_interventions(models[name], task, config, seed)
         run.phase_curve[name], run.scale_curve[name], run.flatten[name] = sw["phase"], sw["scale"], sw["flatten"]
@@ -199,35 +248,44 @@ def seed_figures(run: ChapterRun) -> dict:
         "probe_hybrid": topic_probe(run.models["hybrid"], run.task),
         "probe_transformer": topic_probe(run.models["transformer"], run.task),
         "coherence_same": coh["same_topic"], "coherence_different": coh["different_topic"],
+        **{f"steps_{k}": int(v) for k, v in run.steps.items()},
+        **{f"converged_{k}": bool(v) for k, v in run.converged.items()},
     }
 
 
-def run_seeds(config: PrismConfig, seed: int = 0) -> tuple[ChapterRun, list[dict]]:
+def run_seeds(config: PrismConfig, seed: int = 0, device=None) -> tuple[ChapterRun, list[dict]]:
     """The main run at `seed` (kept whole, for the figures) and the figures of `config.n_seeds`
     seeds seed, seed + 1, ... (each a fresh task, initialisation and batch order)."""
-    main = run_chapter(config, seed)
+    main = run_chapter(config, seed, device)
     figs = [seed_figures(main)]
     for s in range(seed + 1, seed + config.n_seeds):
-        figs.append(seed_figures(run_chapter(config, s)))
+        figs.append(seed_figures(run_chapter(config, s, device)))
     return main, figs
 
 
-def build_ledger(figs: list[dict]):
-    """The chapter's ledger from the per-seed figures (decision functions in `claims`)."""
-    from icml26.common.ledger import Ledger
+def run_experiment(config: PrismConfig, seed: int = 0, device=None, runs: list | None = None) -> dict:
+    """The chapter's experiment behind the ledger: `config.n_seeds` independently trained seeds
+    (task, initialisation, batch order), four models each, every intervention and probe.
 
-    from . import claims
+    Returns plain data: `seeds`, `per_seed` (the figures the decision functions read, one dict per
+    seed), `chance`, `bayes` (the first seed's ceiling), `max_steps` and `full_steps` (the
+    budgets), and the first seed's curves for the plots. `runs`, when given a list, receives the
+    first seed's whole :class:`ChapterRun` (trained models included) for the page's figures."""
+    from .config import PRESETS
 
-    col = {k: [f[k] for f in figs] for k in figs[0]}
-    ledger = Ledger("prism", claims.CLAIM_IDS, "official code")
-    ledger.add(claims.decide_c1(col["chance"], col["clean_rms"], col["clean_unit"], col["phase_left_rms"],
-                                col["phase_left_unit"], col["keep_attenuation"], col["keep_flatten"]))
-    ledger.add(claims.decide_c2(col["acc_hybrid"], col["acc_transformer"], col["params_hybrid"],
-                                col["params_transformer"]))
-    ledger.add(claims.decide_c3(col["probe_hybrid"], col["probe_transformer"]))
-    ledger.add(claims.decide_e1(col["keep_flatten"], col["keep_flatten_transformer"]))
-    ledger.add(claims.decide_e2(col["coherence_same"], col["coherence_different"]))
-    return ledger
+    main, figs = run_seeds(config, seed, device)
+    if runs is not None:
+        runs.append(main)
+    return {
+        "seeds": list(range(seed, seed + config.n_seeds)), "per_seed": figs,
+        "chance": main.chance, "bayes": main.bayes, "max_steps": config.steps,
+        "full_steps": PRESETS["full"].steps,
+        "main": {"clean": dict(main.clean), "flatten": dict(main.flatten), "steps": dict(main.steps),
+                 "converged": dict(main.converged), "val_acc": dict(main.val_acc),
+                 "phase_curve": {k: v.tolist() for k, v in main.phase_curve.items()},
+                 "scale_curve": {k: v.tolist() for k, v in main.scale_curve.items()},
+                 "params": main.params, "losses": dict(main.losses)},
+    }
 
 
 def explore_accuracy(run: ChapterRun, sigma: float = 0.0, scale: float = 1.0, flatten: bool = False,
