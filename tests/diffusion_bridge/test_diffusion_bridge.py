@@ -12,7 +12,8 @@ from icml26.diffusion_bridge import get_config
 from icml26.diffusion_bridge.bridge import (BridgeDenoiser, EnsembleMLP, bridge_mean_std, precond, sample_bridge,
                                             sample_translation)
 from icml26.diffusion_bridge.data import downsample, pairing_pools, upsample_nearest
-from icml26.diffusion_bridge.experiment import (LEGACY, build_ledger, rbf_mmd, run_experiment, toy_coupling_scores,
+from icml26.diffusion_bridge.claims import build_ledger
+from icml26.diffusion_bridge.experiment import (LEGACY, loss_drop, rbf_mmd, run_experiment, toy_coupling_scores,
                                                 train_ensemble, prepare)
 from icml26.diffusion_bridge.sdb import marginal_matching_loss, wta_bridge_loss, wta_capacity_assignment
 
@@ -28,8 +29,8 @@ def test_bridge_marginal_matches_closed_form(t, w_T, var):
     assert torch.allclose(zt.var(0), torch.full((2,), var), atol=0.01)
 
 
-def test_precond_limits():
-    t = torch.tensor([1e-6, 0.3, 0.999])
+def test_precond_limits(device):
+    t = torch.tensor([1e-6, 0.3, 0.999], device=device)
     c_skip, c_out, c_in = precond(t)
     assert abs(c_skip[0] - 1) < 1e-6 and abs(c_out[0]) < 1e-5  # D -> z_t = z_0 at t -> 0
     # closed form with sigma0 = sigmaT = 1, sigma0T = 0, c = 1: A = t^4 - t^2 + 1
@@ -63,14 +64,14 @@ def test_sampler_reaches_target_endpoint_and_keeps_marginal():
     assert abs(float(resid.mean())) < 0.05 and abs(float(resid.std()) - 1) < 0.05
 
 
-def test_denoiser_identity_at_t0_and_ensemble_members_independent():
-    den = BridgeDenoiser(3, 4, 16, 8, torch.Generator().manual_seed(0))
+def test_denoiser_identity_at_t0_and_ensemble_members_independent(device):
+    den = BridgeDenoiser(3, 4, 16, 8, torch.Generator().manual_seed(0)).to(device)
     torch.nn.init.normal_(den.F.weights[-1])
-    z = torch.randn(3, 5, 4)
-    out = den(z, torch.full((3, 5, 1), 1e-7), torch.randn(3, 5, 4))
+    z = torch.randn(3, 5, 4, device=device)
+    out = den(z, torch.full((3, 5, 1), 1e-7, device=device), torch.randn(3, 5, 4, device=device))
     assert torch.allclose(out, z, atol=1e-4)
-    x = torch.randn(3, 5, 8, requires_grad=True)
-    net = EnsembleMLP(3, 8, 16, 2, zero_last=False)
+    x = torch.randn(3, 5, 8, device=device, requires_grad=True)
+    net = EnsembleMLP(3, 8, 16, 2, zero_last=False).to(device)
     net(x)[1].sum().backward()
     assert x.grad[0].abs().sum() == 0 and x.grad[2].abs().sum() == 0 and x.grad[1].abs().sum() > 0
 
@@ -154,9 +155,22 @@ def test_toy_only_pairs_break_the_mirror_symmetry():
     assert s["true"]["paired error (3 pairs)"] < 1e-9 < s["mirrored"]["paired error (3 pairs)"]
 
 
+def test_config_validation_names_the_field():
+    for bad, field in (({"steps": 0}, "steps"), ({"batch": 1}, "batch"), ({"lr": 0.0}, "lr"),
+                       ({"seeds": ()}, "seeds"), ({"seeds": (0, 0)}, "seeds"), ({"capacity": 0}, "capacity"),
+                       ({"eval_sampler_steps": 0}, "eval_sampler_steps"), ({"n_train": 0}, "n_train")):
+        with pytest.raises(ValueError, match=field):
+            get_config("smoke", **bad)
+
+
+def test_loss_drop_is_the_relative_fall_over_the_last_fifth():
+    flat = np.ones((10, 2))
+    assert np.allclose(loss_drop(flat), 0.0)
+    falling = np.linspace(2.0, 1.0, 10)[:, None]  # fourth fifth mean 1.278, last 1.0556
+    assert loss_drop(falling)[0] == pytest.approx((1.2777778 - 1.0555556) / 1.2777778, rel=1e-5)
+
+
 def test_bad_input_rejected():
-    with pytest.raises(ValueError, match="smoke"):
-        get_config("huge")
     with pytest.raises(ValueError):
         get_config("smoke", rhos_paired=(0.0, 1.0))
     with pytest.raises(ValueError):
@@ -182,11 +196,19 @@ def test_bad_input_rejected():
 
 
 def test_smoke_run():
+    import json
+
+    from icml26.evidence import from_plain, to_plain
+
     cfg = get_config("smoke")
-    res = run_experiment(cfg, show_progress=False)
-    ledger = build_ledger(res)
-    assert ledger.verdict() in ("REPRODUCED", "PARTLY REPRODUCED", "NOT REPRODUCED")
+    out = run_experiment(cfg, 0, torch.device("cpu"), show_progress=False, keep_objects=True)
+    res = out.pop("objects")
+    assert out["seeds"] == [0, 1, 2]
+    ledger = build_ledger(out)
+    assert build_ledger(from_plain(json.loads(json.dumps(to_plain(out))))).check_lines() == ledger.check_lines()
+    assert {c: ledger.entries[c].status for c in ("C1", "C2")} == SMOKE_STATUSES
     assert (LEGACY, 0.0) in res.metrics and "E1 (ours)" in ledger.check_lines()
+    assert np.asarray(out["metrics"]["SDB|0.05"]["correct"]).shape == (3, 397)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -205,28 +227,31 @@ def test_smoke_run():
         train_ensemble(res.setup, cfg, "cyclegan", (0.0,), (0,))
 
 
-def test_reversed_trajectory_cycle_is_zero_exactly_for_time_reversed_paths():
+SMOKE_STATUSES = {"C1": "INCONCLUSIVE", "C2": "NOT REPRODUCED"}
+
+
+def test_reversed_trajectory_cycle_is_zero_exactly_for_time_reversed_paths(device):
     from icml26.diffusion_bridge.sdb import reversed_trajectory_cycle_loss
     g = torch.Generator().manual_seed(0)
-    fwd = [torch.randn(2, 5, 3, generator=g) for _ in range(3)]
+    fwd = [torch.randn(2, 5, 3, generator=g).to(device) for _ in range(3)]
     paths = {"path_yx": fwd, "path_xy_back": fwd[::-1], "path_xy": fwd, "path_yx_back": fwd[::-1],
-             "times": torch.tensor([0.9, 0.5, 0.1])}
-    assert torch.allclose(reversed_trajectory_cycle_loss(paths), torch.zeros(2))
+             "times": torch.tensor([0.9, 0.5, 0.1], device=device)}
+    assert torch.allclose(reversed_trajectory_cycle_loss(paths), torch.zeros(2, device=device))
     paths["path_xy_back"] = fwd  # same order: not time-reversed, so the loss is positive
     assert (reversed_trajectory_cycle_loss(paths) > 0).all()
 
 
-def test_joint_codec_shared_space_alignment_losses_and_gradients():
+def test_joint_codec_shared_space_alignment_losses_and_gradients(device):
     from icml26.diffusion_bridge.latent import JointCodec, info_nce, latent_mmd
-    codec = JointCodec(2, 16, torch.Generator().manual_seed(0))
-    x, y = torch.rand(8, 64) * 2 - 1, torch.rand(8, 16) * 2 - 1
+    codec = JointCodec(2, 16, torch.Generator().manual_seed(0)).to(device)
+    x, y = torch.rand(8, 64, device=device) * 2 - 1, torch.rand(8, 16, device=device) * 2 - 1
     zx, zy = codec.encode_x(x), codec.encode_y(y)
     assert zx.shape == zy.shape == (2, 8, 16)
-    assert torch.allclose(zx.norm(dim=-1), torch.full((2, 8), 4.0), atol=1e-5)  # on the sphere of radius sqrt(d)
+    assert torch.allclose(zx.norm(dim=-1), torch.full((2, 8), 4.0, device=device), atol=1e-5)  # radius sqrt(d)
     assert codec.decode_x(zx).shape == (2, 8, 64) and codec.decode_y(zy).shape == (2, 8, 16)
     # InfoNCE is low for aligned pairs, high for shuffled ones; MMD is 0 for identical batches
     assert (info_nce(zx, zx) < info_nce(zx, zx.flip(1))).all()
-    assert torch.allclose(latent_mmd(zx, zx), torch.zeros(2), atol=1e-6)
+    assert torch.allclose(latent_mmd(zx, zx), torch.zeros(2, device=device), atol=1e-6)
     (info_nce(zx, zy).sum() + latent_mmd(zx, zy).sum()).backward()
     assert codec.enc_x.weights[0].grad.abs().sum() > 0 and codec.enc_y.weights[0].grad.abs().sum() > 0
     with pytest.raises(ValueError, match="pairs"):

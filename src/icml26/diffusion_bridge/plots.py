@@ -12,6 +12,35 @@ from icml26.common.plotting import COLUMN_WIDTH_IN, add_colorbar, book_figure, i
 from .experiment import LEGACY, ExperimentResult, toy_domains
 
 
+def plot_bridge_paths(z0: float = -1.0, zT: float = 1.5, n_paths: int = 12, seed: int = 0):
+    """A picture of the VE diffusion bridge in one latent dimension: sample paths pinned at z_0 (t = 0)
+    and z_T (t = T), their mean and the band mean +- 2 sigma_t from `bridge_mean_std`. The paths are a
+    Brownian bridge in tau = t^2 / T^2 (its variance tau (1 - tau) equals sigma_t^2), so every time
+    slice has exactly the bridge's marginal."""
+    from .bridge import T, bridge_mean_std
+
+    t = torch.linspace(0.0, T, 201)
+    tau = (t / T) ** 2
+    gen = torch.Generator().manual_seed(seed)
+    dw = torch.randn(n_paths, len(t) - 1, generator=gen) * tau.diff().sqrt()  # (P, 200) increments in tau
+    w = torch.cat([torch.zeros(n_paths, 1), dw.cumsum(1)], 1)  # (P, 201) Brownian motion in tau
+    paths = tau * zT + (1 - tau) * z0 + (w - tau * w[:, -1:])  # pinned at both ends
+    mu, sd = bridge_mean_std(torch.full_like(t, z0), torch.full_like(t, zT), t)
+    fig, ax = book_figure(1, 1, height=2.8)
+    ax.fill_between(t.numpy(), (mu - 2 * sd).numpy(), (mu + 2 * sd).numpy(), color=PALETTE[0], alpha=0.15,
+                    label="mean ± 2σ_t")
+    for k in range(n_paths):
+        ax.plot(t.numpy(), paths[k].numpy(), color="0.45", lw=0.7, label="sample paths" if k == 0 else None)
+    ax.plot(t.numpy(), mu.numpy(), color=METHOD, lw=2, label="mean")
+    ax.scatter([0.0, T], [z0, zT], color="black", zorder=3, s=30)
+    ax.annotate("z_0 (target, t = 0)", (0.0, z0), xytext=(0.03, z0 - 0.55), fontsize=9)
+    ax.annotate("z_T (source, t = T)", (T, zT), xytext=(T - 0.36, zT + 0.35), fontsize=9)
+    ax.set_xlabel("bridge time t")
+    ax.set_ylabel("latent z_t (one dimension)")
+    ax.legend(loc="upper left", fontsize=8.5)
+    return fig
+
+
 def plot_toy(n: int = 40, n_pairs: int = 3, seed: int = 0):
     """The true and the mirrored coupling between the circle X and the parabola Y: both push the
     source marginal onto the target marginal and are exactly invertible; only pairs tell them apart."""
