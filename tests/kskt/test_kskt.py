@@ -1,14 +1,13 @@
 import pytest
 import torch
 
+from icml26.kskt import claims
 from icml26.kskt import experiment as E
 from icml26.kskt import get_config
 from icml26.kskt.data import (RESP, ROLE_CLOSE, ROLE_OPEN, SEQ_LEN, SLOT_POS, USER_CLOSE, USER_OPEN, VOCAB_SIZE,
                               context_masks, make_roleplay_data, span_mask)
 from icml26.kskt.model import (KSKTContext, balance_loss, build_kskt, load_kskt, masked_mean, save_kskt,
                                tiny_qwen3_config)
-
-torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="module")
@@ -152,8 +151,9 @@ def test_bad_inputs_rejected(model, batch):
         model(ids, r.tolist(), u)
     with pytest.raises(RuntimeError, match="context"):
         model.lm(input_ids=ids, use_cache=False)
-    with pytest.raises(ValueError, match="unknown preset"):
-        get_config("huge")
+    for field, bad in (("seeds", ()), ("lr", -1.0), ("phase_steps", (1, 2)), ("conflict_rate", 2.0)):
+        with pytest.raises(ValueError, match=field):
+            get_config("smoke", **{field: bad})
     with pytest.raises(ValueError, match="multiple"):
         get_config("smoke", num_heads=3)
     with pytest.raises(ValueError, match="top_k"):
@@ -172,50 +172,44 @@ def test_data_slots_follow_the_rules():
 
 
 def test_smoke_end_to_end():
-    cfg = get_config("smoke", device="cpu", seeds=(0,))
-    res = E.run_experiment(cfg)
-    claim, measured, checks = E.claim_figures(res)
-    assert set(checks) == {"self stream specialises", "other stream specialises", "relationship slot not worse",
-                           "balance loss trains"}
-    assert measured["L_bal has gradient"] is True
+    import json
+
+    from icml26.evidence import from_plain, to_plain
+
+    cfg = get_config("smoke", seeds=(0, 1, 2))
+    keep = {}
+    out = E.run_experiment(cfg, device="cpu", keep=keep)
+    res = keep["result"]
+    assert out["seeds"] == [0, 1, 2] and set(out["per_seed"][0]["probes"]) == {"prompt", "all", "late"}
+    assert all(p["balance_grad"] > 0 for p in out["per_seed"])
     sweep = E.gate_sweep(res.seeds[0].models[0], res.test.input_ids[:1], [0.0, 0.5, 1.0])
     assert sweep["answer"].shape == (3,) and (sweep["answer"] + sweep["refuse"] <= 1 + 1e-6).all()
     assert len(E.greedy_response(res.seeds[0].models[0], res.test.input_ids[:1])) == 3
-    with pytest.raises(ValueError, match="at least 3 seeds"):  # one seed: the ledger refuses it
-        E.build_ledger(res)
+    ledger = claims.build_ledger(out)
+    assert claims.build_ledger(from_plain(json.loads(json.dumps(to_plain(out))))).record() == ledger.record()
+    # 12 smoke steps: neither model learns the one-sided slots, so rule 2 stops every comparison
+    assert [ledger.entries[c].status for c in ("C1", "C2", "C3")] == ["INCONCLUSIVE"] * 3
+    assert "rule 2" in ledger.entries["C2"].reason
+    with pytest.raises(ValueError, match="at least 3"):  # one seed: the ledger refuses it
+        claims.build_ledger(dict(out, seeds=[0], per_seed=out["per_seed"][:1]))
+
+
+def _fake_seed(k, r2_k, r2_b, probes=None):
+    ps = probes or {"self->style": 0.95, "other->style": 0.6, "other->topic": 0.9, "self->topic": 0.5}
+    return {"seed": k, "acc": {"kskt": {"r1": 1.0, "r2": r2_k, "r3": 1.0}, "baseline": {"r1": 1.0, "r2": r2_b, "r3": 1.0}},
+            "probes": {"late": ps, "prompt": {n: 0.5 for n in ps}, "all": {n: 0.5 for n in ps}}, "balance_grad": 1.0}
 
 
 def test_ledger_from_three_fake_seeds():
-    cfg = get_config("smoke")
-    from icml26.kskt.train import TrainLog
-
-    def seed(k, r2_k, r2_b):
-        lk, lb = TrainLog(), TrainLog()
-        lk.slot_acc = [{"r1": 1.0, "r2": r2_k, "r3": 1.0}]
-        lb.slot_acc = [{"r1": 1.0, "r2": r2_b, "r3": 1.0}]
-        ps = {"self->style": 0.95, "other->style": 0.6, "other->topic": 0.9, "self->topic": 0.5}
-        return E.SeedResult(k, lk, lb, ps, ps, 1.0, {}, {})
-
-    res = E.ExperimentResult(cfg, [seed(0, 0.97, 0.9), seed(1, 0.98, 0.92), seed(2, 0.99, 0.95)])
-    ledger = E.build_ledger(res)
+    out = {"seeds": [0, 1, 2], "per_seed": [_fake_seed(0, 0.97, 0.9), _fake_seed(1, 0.98, 0.92), _fake_seed(2, 0.99, 0.95)]}
+    ledger = claims.build_ledger(out)
     assert [e.status for e in ledger._ordered()] == ["REPRODUCED"] * 4
     assert ledger.verdict() == "REPRODUCED"
-
-
-def test_claim_criterion_can_fail_and_pass():
-    cfg = get_config("smoke")
-    from icml26.kskt.train import TrainLog
-
-    def fake(ps, pk, pb):
-        lk, lb = TrainLog(), TrainLog()
-        lk.slot_acc, lb.slot_acc = [{"r2": pk}], [{"r2": pb}]
-        return E.ExperimentResult(cfg, [E.SeedResult(0, lk, lb, ps, ps, 1.0, {}, {})])
-
-    good = {"self->style": 0.9, "other->style": 0.5, "other->topic": 0.9, "self->topic": 0.4}
-    assert all(E.claim_figures(fake(good, 0.8, 0.81))[2].values())
-    assert not E.claim_figures(fake(good, 0.7, 0.8))[2]["relationship slot not worse"]
-    bad = dict(good, **{"other->style": 0.85})
-    assert not E.claim_figures(fake(bad, 0.8, 0.8))[2]["self stream specialises"]
+    # the C1 probe reads the positions that see both spans ("late"), not the prompt average
+    flat = {"self->style": 0.6, "other->style": 0.6, "other->topic": 0.6, "self->topic": 0.6}
+    for p in out["per_seed"]:
+        p["probes"]["late"] = flat
+    assert claims.build_ledger(out).entries["C1"].status == "NOT REPRODUCED"
 
 
 def test_stream_projections_start_small_as_in_release():

@@ -10,12 +10,39 @@ G = C1_MIN_PROBE_GAP
 
 def test_claim_ids():
     assert claims.CLAIM_IDS == ("C1", "C2", "C3")
+    assert claims.SOURCE_BASIS == "official code" and claims.STAND_INS == {} and claims.C1_POOL == "late"
+
+
+OK = [claims.competence("KSKT", [1.0] * 3, [1.0] * 3), claims.competence("baseline", [1.0] * 3, [1.0] * 3)]
+WEAK = [OK[0], claims.competence("baseline", [1.0, 0.3, 1.0], [1.0, 0.3, 1.0])]
+
+
+def test_competence_bar_both_sides():
+    bar = claims.CHANCE_R1_R3 + claims.COMPETENCE_MARGIN
+    assert claims.competence("KSKT", [bar] * 3, [bar] * 3).passed
+    assert not claims.competence("KSKT", [bar, bar - 0.02, bar], [bar] * 3).passed  # the worst seed decides
+    assert WEAK[1].figure == pytest.approx(0.3) and not WEAK[1].passed
+    for decided in (decide_c2([0.95] * 3, [0.90] * 3, WEAK), decide_c3([0.0] * 3, [0.05] * 3, [0.0] * 3, [0.9] * 3, WEAK),
+                    decide_c1([0.3] * 3, [0.3] * 3, [1.0] * 3, WEAK[1:])):
+        assert decided.status == INCONCLUSIVE and "rule 2" in decided.reason
+
+
+def test_rule_1_seed_test_with_five_seeds():
+    # one seed of five goes the other way, but the seed-level t-test is significant: REPRODUCED, fragile
+    s = decide_c2([0.95, 0.96, 0.95, 0.97, 0.899], [0.90] * 5, OK)
+    assert s.status == REPRODUCED and s.fragile
+    s = decide_c3([0.0] * 5, [0.05, 0.06, 0.05, 0.07, 0.01], [0.0] * 5, [0.9] * 5, OK)
+    assert s.status == REPRODUCED and not s.fragile
+    # r2 beats the baseline by the seed-level test, but in one seed its gain is not the largest
+    s = decide_c3([0.0] * 5, [0.05, 0.06, 0.05, 0.07, -0.001], [0.0] * 5, [0.9] * 5, OK)
+    assert s.status == PARTLY_REPRODUCED and "largest" in s.reason and s.fragile
 
 
 def test_c1_boundaries():
     assert decide_c1([G] * 3, [G] * 3, [1.0] * 3).status == REPRODUCED
-    no_grad = decide_c1([0.3] * 3, [0.3] * 3, [1.0, 0.0, 1.0])
-    assert no_grad.status == PARTLY_REPRODUCED and "gradient" in no_grad.reason
+    no_grad = decide_c1([0.3] * 3, [0.3] * 3, [1.0, 0.0, 1.0])  # the sanity check fails: a bug, not a result
+    assert no_grad.status == INCONCLUSIVE and "sanity check" in no_grad.reason
+    assert "sanity check" in next(iter(k for k in no_grad.figures if "balance" in k))
     one = decide_c1([0.3] * 3, [G - 0.01] * 3, [1.0] * 3)
     assert one.status == PARTLY_REPRODUCED and "self" in one.reason
     assert decide_c1([0.0] * 3, [0.0] * 3, [1.0] * 3).status == NOT_REPRODUCED

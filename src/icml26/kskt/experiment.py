@@ -13,9 +13,6 @@ from sklearn.preprocessing import StandardScaler
 from transformers import Qwen3ForCausalLM
 
 from icml26.common import Timer, resolve_device
-from icml26.common.ledger import Ledger
-
-from . import claims
 
 from .config import KSKTConfig
 from .data import (ANSWER0, REFUSE0, SLOT_POS, USER_CLOSE_POS, VOCAB_SIZE, RolePlayData, make_roleplay_data,
@@ -190,7 +187,7 @@ class ExperimentResult:
                          for s in self.seeds])
 
 
-def run_experiment(cfg: KSKTConfig, seed: int = 0) -> ExperimentResult:
+def run_seeds(cfg: KSKTConfig, seed: int = 0) -> ExperimentResult:
     """For each seed in cfg.seeds (offset by `seed`): fresh data, KSKT and the matched baseline
     trained with the same batches and schedule, final slot accuracies, probes, balance gradient."""
     device = resolve_device(cfg.device)
@@ -216,46 +213,38 @@ def run_experiment(cfg: KSKTConfig, seed: int = 0) -> ExperimentResult:
     return res
 
 
-def claim_figures(res: ExperimentResult) -> tuple[str, dict, dict]:
-    """(claim, measured, checks) for `report_claim`. The criterion (fixed before the run; the
-    probes pool the prompt positions, see `stream_features`): mean over seeds of (self->style - other->style) >= min_probe_gap, of
-    (other->topic - self->topic) >= min_probe_gap, KSKT's relationship-slot (r2) accuracy >=
-    baseline's - max_slot_deficit (means over seeds), and L_bal has a non-zero gradient."""
-    cfg = res.config
-    gap_self = float(np.mean(res.probe("self->style") - res.probe("other->style")))
-    gap_other = float(np.mean(res.probe("other->topic") - res.probe("self->topic")))
-    r2_k, r2_b = float(res.final("kskt", "r2").mean()), float(res.final("baseline", "r2").mean())
-    bal = min(s.balance_grad for s in res.seeds)
-    claim = ("the self stream encodes the persona and the other stream the user (probe gaps >= 10 pp), "
-             "and KSKT is at least as good as a matched Qwen3 on the slot that needs both")
-    measured = {"self-stream style gap (pp)": round(100 * gap_self), "other-stream topic gap (pp)": round(100 * gap_other),
-                "r2 acc KSKT": round(r2_k, 2), "r2 acc Qwen3": round(r2_b, 2),
-                "L_bal has gradient": bal > 0, "seeds": len(res.seeds)}
-    checks = {"self stream specialises": gap_self >= cfg.min_probe_gap,
-              "other stream specialises": gap_other >= cfg.min_probe_gap,
-              "relationship slot not worse": r2_k >= r2_b - cfg.max_slot_deficit,
-              "balance loss trains": bal > 0}
-    return claim, measured, checks
+def results_of(res: ExperimentResult) -> dict:
+    """An `ExperimentResult` as plain data: what the ledger and the page's tables read.
+
+    {"seeds": [...], "per_seed": [{"seed", "acc": {"kskt": final slot accuracies, "baseline": ...},
+    "curves": {"kskt"/"baseline": {"eval_steps", "slot_acc", "steps", "loss"}}, "probes": {pool: {probe:
+    acc}}, "balance_grad", "params", "seconds"}]}. The C1 probes read the "late" pool (positions
+    that see both spans, see `stream_features`); "prompt" and "all" are diagnostics."""
+    def curves(lg: TrainLog) -> dict:
+        return {"eval_steps": list(lg.eval_steps), "slot_acc": [dict(a) for a in lg.slot_acc],
+                "steps": list(lg.steps), "loss": list(lg.loss)}
+    return {"seeds": [s.seed for s in res.seeds],
+            "per_seed": [{"seed": s.seed, "acc": {"kskt": dict(s.log_kskt.slot_acc[-1]),
+                                                  "baseline": dict(s.log_base.slot_acc[-1])},
+                          "curves": {"kskt": curves(s.log_kskt), "baseline": curves(s.log_base)},
+                          "probes": {"prompt": dict(s.probes), "all": dict(s.probes_all), "late": dict(s.probes_late)},
+                          "balance_grad": float(s.balance_grad), "params": dict(s.params),
+                          "seconds": dict(s.seconds)} for s in res.seeds]}
 
 
-SOURCE_BASIS = "official code"
+def run_experiment(config: KSKTConfig, seed: int = 0, device=None, keep: dict | None = None) -> dict:
+    """The chapter's experiment (`run_seeds`: every seed of `config.seeds`, offset by `seed`, trains
+    KSKT and the matched baseline afresh), returned as plain data (`results_of`).
 
+    keep: when a dict is given, the `ExperimentResult` (the first seed's trained models, the test
+    data) is stored in it under "result" for the page's plots and controls."""
+    from dataclasses import replace
 
-def build_ledger(res: ExperimentResult) -> Ledger:
-    """The claims ledger (CONTRIBUTING.md, section 2) from the measured figures; decision functions in `claims`."""
-    slots = ("r1", "r2", "r3")
-    acc_k = {s: res.final("kskt", s) for s in slots}
-    acc_b = {s: res.final("baseline", s) for s in slots}
-    gain = {s: (acc_k[s] - acc_b[s]).tolist() for s in slots}
-    ledger = Ledger("kskt", claims.CLAIM_IDS, SOURCE_BASIS)
-    ledger.add(claims.decide_c1((res.probe("self->style") - res.probe("other->style")).tolist(),
-                                (res.probe("other->topic") - res.probe("self->topic")).tolist(),
-                                [float(s.balance_grad) for s in res.seeds]))
-    ledger.add(claims.decide_c2(np.mean([acc_k[s] for s in slots], axis=0).tolist(),
-                                np.mean([acc_b[s] for s in slots], axis=0).tolist()))
-    ledger.add(claims.decide_c3(gain["r1"], gain["r2"], gain["r3"], acc_b["r2"].tolist()))
-    ledger.add(claims.decide_e1(acc_k["r2"].tolist(), acc_b["r2"].tolist()))
-    return ledger
+    device = resolve_device("auto" if device is None else device)
+    res = run_seeds(replace(config, device=str(device)), seed)
+    if keep is not None:
+        keep["result"] = res
+    return results_of(res)
 
 
 @torch.no_grad()

@@ -53,14 +53,15 @@ def plot_curves(res: ExperimentResult):
     return fig
 
 
-POOL_TITLES = {"prompt": "prompt (criterion)", "late": "after both spans", "all": "all tokens"}
+POOL_TITLES = {"prompt": "prompt average", "late": "after both spans (criterion)", "all": "all tokens"}
 
 
 def plot_probes(res: ExperimentResult):
     """The 2 x 2 probe cross-dissociation (mean over seeds) for the three poolings of
-    `experiment.stream_features`: prompt (the criterion), late (diagnostic) and all tokens."""
+    `experiment.stream_features`: late (the criterion: the positions that see both spans), the
+    prompt average and all tokens (diagnostics)."""
     fig, axes = book_figure(1, 3, height=2.9, sharey=True)
-    for ax, pool in zip(axes, ("prompt", "late", "all")):
+    for ax, pool in zip(axes, ("late", "prompt", "all")):
         vals = [res.probe(p, pool).mean() for p in PROBES]
         ax.bar(range(4), vals, color=[METHOD, BASELINE, METHOD, BASELINE])
         ax.set_xticks(range(4), [PROBE_LABELS[p] for p in PROBES])

@@ -10,6 +10,7 @@ from .baselines import aligned_cosine, output_cosine, state_dict_jaccard
 from .clones import CLONE_TYPES, OPERATIONS, CloneSpec, apply_clone, clone_specs, permute_hidden_units, rescale_layers
 from .config import EXPECTED_TIME, PRESETS, CloneConfig, get_config
 from .detector import calibrate_threshold, clone_scores, fingerprint, model_similarity
+from .experiment import run_experiment
 from .graph import GraphExportError, ged_similarity, normalised_graph, wl_similarity
 from .weights import describe_tensor, weight_distance, weight_similarity
 
@@ -17,6 +18,6 @@ __all__ = [
     "CLONE_TYPES", "OPERATIONS", "CloneConfig", "CloneSpec", "EXPECTED_TIME", "GraphExportError", "PRESETS",
     "aligned_cosine", "apply_clone", "calibrate_threshold", "clone_scores", "clone_specs", "describe_tensor",
     "fingerprint", "ged_similarity", "get_config", "model_similarity", "normalised_graph", "output_cosine",
-    "permute_hidden_units", "rescale_layers", "state_dict_jaccard", "weight_distance", "weight_similarity",
+    "permute_hidden_units", "rescale_layers", "run_experiment", "state_dict_jaccard", "weight_distance", "weight_similarity",
     "wl_similarity",
 ]

@@ -1,5 +1,6 @@
-"""Presets for the model-cloning chapter: `smoke` (seconds, unit tests), `reduced` (the stored
-run, about a minute on 2 CPU cores) and `full` (a GPU machine: more bases, more strengths).
+"""Presets for the model-cloning chapter: `smoke` (seconds, unit tests), `reduced` (the page's
+run, 3 seeds), `evidence` (the chapter's evidence record: 5 seeds, 4 bases per architecture) and
+`full` (a GPU machine: more bases, more strengths).
 
 The claims' decision rules and thresholds live in `claims.py`; every preset runs `n_seeds`
 independent repetitions so that the comparative claims are decided over three seeds.
@@ -54,6 +55,8 @@ class CloneConfig:
         badhf = [f for f in self.hf_families if f not in HF_FAMILIES]
         if badhf:
             raise ValueError(f"unknown transformers families {badhf}; valid: {', '.join(HF_FAMILIES)}")
+        if self.base_steps < 1 or self.head_steps < 1 or self.finetune_lr <= 0:
+            raise ValueError("base_steps and head_steps must be >= 1 and finetune_lr > 0")
         if self.n_seeds < 1:
             raise ValueError(f"n_seeds must be >= 1, got {self.n_seeds}")
         if self.n_bases < 2:
@@ -81,6 +84,7 @@ PRESETS: dict[str, CloneConfig] = {
         n_probes=16,
     ),
     "reduced": CloneConfig(n_bases=3, lineage_steps=(0, 10, 20, 50, 100)),  # 3 seeds within ~100 s
+    "evidence": CloneConfig(n_bases=4, n_seeds=5, lineage_steps=(0, 10, 20, 50, 100)),
     "full": CloneConfig(
         n_bases=10, base_steps=400, finetune_steps=(5, 20, 80, 320), prune_rates=(0.3, 0.6, 0.8),
         noise_levels=(0.01, 0.05, 0.2), rescale_factors=(0.25, 0.5, 3.0, 10.0),
@@ -88,10 +92,10 @@ PRESETS: dict[str, CloneConfig] = {
     ),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 100 s on 2 CPU cores (3 seeds)",
-                 "full": "a few minutes on one GPU"}
+EXPECTED_TIME = {"smoke": "a few seconds on 2 CPU cores", "reduced": "about 50 s on 2 CPU cores (3 seeds)",
+                 "evidence": "about 3 minutes on 2 CPU cores (5 seeds)", "full": "a few minutes on one GPU"}
 
 
 def get_config(name: str = "reduced", **overrides) -> CloneConfig:
-    """The preset `name` ('smoke', 'reduced', 'full') with optional field overrides."""
+    """The preset `name` ('smoke', 'reduced', 'evidence', 'full') with optional field overrides."""
     return select_preset(PRESETS, name, **overrides)

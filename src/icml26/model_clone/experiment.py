@@ -125,6 +125,7 @@ def run_benchmark(config: CloneConfig, seed: int = 0, cache: dict | None = None)
         s.update(B1=aligned_cosine(a.model, b.model), B2=state_dict_jaccard(a.model, b.model),
                  B3=output_cosine(a.model, b.model, probes))
         res.pairs.append(dict(a=a.name, b=b.name, clone=is_clone, kind=kind,
+                              other_data=a.base % 2 != b.base % 2,  # bases k use data half k % 2
                               op=b.op if is_clone else kind, arch=b.arch,
                               calib=bool(rng.random() < config.calib_frac), **s))
     calib = [p for p in res.pairs if p["calib"]]
@@ -135,8 +136,12 @@ def run_benchmark(config: CloneConfig, seed: int = 0, cache: dict | None = None)
 
 
 def auc(res: BenchmarkResult, key: str, negatives: str | None = None) -> float:
-    """ROC-AUC of score `key` for clones against non-clones (all, or one `kind` of them)."""
-    rows = [p for p in res.pairs if p["clone"] or negatives is None or p["kind"] == negatives]
+    """ROC-AUC of score `key` for clones against non-clones (all, or one `kind` of them; "hard":
+    same-architecture bases trained independently on the other data half, and their clones)."""
+    if negatives == "hard":
+        rows = [p for p in res.pairs if p["clone"] or (p["kind"] == "same-arch" and p["other_data"])]
+    else:
+        rows = [p for p in res.pairs if p["clone"] or negatives is None or p["kind"] == negatives]
     return float(roc_auc_score([p["clone"] for p in rows], [p[key] for p in rows]))
 
 
@@ -279,6 +284,25 @@ class SeedRun:
     seed: int
     bench: BenchmarkResult
     lineages: list[LineageResult]
+
+
+def run_experiment(config: CloneConfig, seed: int = 0, device=None, keep: dict | None = None) -> dict:
+    """The chapter's experiment: `run_seeds` (the benchmark and the lineages, `config.n_seeds`
+    independently trained seeds), reduced to plain data: {"seeds", "figures": one dict of
+    `claims.seed_figures` per seed, "base_acc": per seed, base name -> held-out accuracy}.
+
+    keep: when a dict is given, the runs (models, pairs, lineages) are stored in it under "runs"
+    for the page's plots and controls (models are not plain data)."""
+    from dataclasses import replace
+
+    from .claims import seed_figures
+
+    device = resolve_device("auto" if device is None else device)
+    runs = run_seeds(replace(config, device=str(device)), seed)
+    if keep is not None:
+        keep["runs"] = runs
+    return {"seeds": [r.seed for r in runs], "figures": [seed_figures(r.bench, r.lineages) for r in runs],
+            "base_acc": [dict(r.bench.base_acc) for r in runs]}
 
 
 def run_seeds(config: CloneConfig, seed: int = 0) -> list[SeedRun]:
