@@ -196,3 +196,14 @@ def test_rule9_the_table_shows_the_evidence_status_beside_this_run():
     assert table.index("<b>REPRODUCED</b>") < table.index("<b>INCONCLUSIVE</b>")
     assert "gain = 0.2" in table and "Chapter verdict</b> (evidence record: evidence, cpu, 5 seeds): REPRODUCED" in table
     assert "no evidence record is stored yet" in run.html_table(None)
+
+
+def test_a_long_checked_line_continues_on_indented_lines_and_parses_back():
+    long_claim = "the model's own words " * 6
+    entry = ClaimStatus("C1", long_claim.strip(), INCONCLUSIVE, reason="r", fragile=True, stand_in=True)
+    lines = entry.check_line().splitlines()
+    assert len(lines) > 1 and all(len(line) <= 100 for line in lines)
+    assert lines[0].startswith("C1 INCONCLUSIVE (fragile) (stand-in): ") and lines[1].startswith("    ")
+    parsed = parse_check_output(entry.check_line() + "\nVerdict: INCONCLUSIVE (0 of 1 tested claims reproduced)")
+    assert parsed["claims"]["C1"]["status"] == INCONCLUSIVE and parsed["verdict"] == INCONCLUSIVE
+    assert ClaimStatus("C1", "short", REPRODUCED).check_line() == "C1 REPRODUCED: short"

@@ -22,6 +22,7 @@ import json
 import math
 import numbers
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -45,6 +46,8 @@ MIN_ITEMS = 30
 #: The output-metadata key under which the ledger table stores its machine-readable record
 #: (metadata, not a MIME type of its own: the book's renderer would warn about an unknown type).
 LEDGER_KEY = "icml26_ledger"
+#: The widest checked line; a longer claim continues on indented lines.
+CHECK_WIDTH = 100
 #: The tag of the one cell whose output nbval compares.
 CHECK_TAG = "nbval-check-output"
 
@@ -189,9 +192,13 @@ class ClaimStatus:
                                                 ("by construction", self.by_construction)) if on)
 
     def check_line(self) -> str:
-        """The checked line: ``C2 PARTLY REPRODUCED (fragile) (stand-in): claim`` / ``E1 (ours) ...``."""
+        """The checked line: ``C2 PARTLY REPRODUCED (fragile) (stand-in): claim`` / ``E1 (ours) ...``.
+        A line longer than ``CHECK_WIDTH`` continues the claim's words on indented lines, so the
+        stored output fits the code column (the status and marks stay on the first line)."""
         ours = " (ours)" if self.extension else ""
-        return f"{self.claim_id}{ours} {self.status}{self.marks()}: {self.claim}"
+        line = f"{self.claim_id}{ours} {self.status}{self.marks()}: {self.claim}"
+        return textwrap.fill(line, CHECK_WIDTH, subsequent_indent="    ", break_long_words=False,
+                             break_on_hyphens=False)
 
 
 def gate_competence(status: str, competence: Sequence[Competence], arm_failure_is_claim: bool = False) -> str:
