@@ -32,7 +32,8 @@ def test_solutions_and_outputs_are_gone_and_every_other_cell_kept(slug, edition)
     kept = [c for c in original.cells if not is_solution(c)]
     assert [c.source for c in student.cells] == [
         c.source.replace(colab_url(slug), colab_url(slug, "student")) for c in kept]
-    assert colab_url(slug, "student") in student.cells[0].source, "the badge does not open the student edition"
+    assert any(colab_url(slug, "student") in c.source for c in student.cells if c.cell_type == "markdown"), (
+        "the badge does not open the student edition")
     assert student.metadata["icml26_edition"]["edition"] == "student"
     assert [c.cell_type for c in student.cells] == [c.cell_type for c in kept]
     text = "\n".join(c.source for c in student.cells)

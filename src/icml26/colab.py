@@ -257,7 +257,6 @@ def anchor_id(label: str) -> str:
 
 OPEN_FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>.*)$")
 ROLE = re.compile(r"\{(?P<role>[A-Za-z][\w:.-]*)\}(?P<ticks>`+)(?P<content>.+?)(?P=ticks)", re.S)
-CODE_SPAN = re.compile(r"(?P<ticks>`+)(?P<code>.+?)(?P=ticks)", re.S)
 LINK = re.compile(r"(?P<bang>!?)\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
 ROLE_OR_CODE = re.compile(ROLE.pattern + r"|(?P<code_ticks>`+).+?(?P=code_ticks)", re.S)
 LINK_OR_CODE = re.compile(LINK.pattern + r"|(?P<code_ticks>`+).+?(?P=code_ticks)", re.S)
