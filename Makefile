@@ -99,7 +99,7 @@ student: colab
 test: unit nbval colab student book-strict browser
 	@echo "make test: all checks passed"
 
-# Evidence records (CONTRIBUTING.md, section 3): the chapter's `evidence` preset, headless, through
+# Evidence records (CONTRIBUTING.md, section 4): the chapter's `evidence` preset, headless, through
 # run_experiment and build_ledger, stored as src/icml26/<slug>/evidence/<scale>-<device>.json.
 evidence: SCALE = evidence
 evidence: setup

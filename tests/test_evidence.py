@@ -1,4 +1,4 @@
-"""Evidence records (CONTRIBUTING.md, section 3): every stored record is fresh and its statuses
+"""Evidence records (CONTRIBUTING.md, section 4): every stored record is fresh and its statuses
 follow from its stored results; a stale record, a hand-edited status and a record without
 provenance each fail; the whole pipeline runs at smoke for one chapter."""
 

@@ -1,4 +1,4 @@
-"""Evidence records (CLAIMS.md rule 9; CONTRIBUTING.md, section 3).
+"""Evidence records (CLAIMS.md rule 9; CONTRIBUTING.md, section 4).
 
 A chapter's verdict comes from its stored *evidence record*: the ledger of the smallest preset
 that decides its claims (3+ independently trained seeds, competent arms), run once, headless,
