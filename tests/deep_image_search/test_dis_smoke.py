@@ -52,7 +52,8 @@ def test_smoke_ledger_statuses(smoke):
     # C3 is a sanity check by construction (templates verified by their own pattern)
     assert ledger.check_lines().splitlines() == [
         "C1 INCONCLUSIVE: context-dependent queries defeat one-shot query-image matching",
-        "C2 INCONCLUSIVE (fragile) (stand-in): the tool-using agent with two memories does substantially better",
+        "C2 INCONCLUSIVE (fragile) (stand-in): the tool-using agent with two memories does substantially",
+        "    better",
         "C3 NOT TESTED (by construction): a model-assisted pipeline mines context-dependent queries at scale",
         "Verdict: INCONCLUSIVE (0 of 2 tested claims reproduced)",
     ]
