@@ -73,6 +73,9 @@ ACCESSIBILITY_FIXES = """
       var label = el.getAttribute('aria-label');
       if (text && label.toLowerCase().indexOf(text.toLowerCase()) < 0) el.setAttribute('aria-label', text + ': ' + label);
     });
+    root.querySelectorAll('summary[aria-label]').forEach(function (s) {
+      s.removeAttribute('aria-label');  // a hidden cell's toggle: its visible words are its name
+    });
     root.querySelectorAll('.citation-list[role="list"]').forEach(function (list) {
       list.removeAttribute('role');  // its entries are not list items: a plain block, not a list
     });
