@@ -23,8 +23,7 @@ from icml26.catalog import PAPERS, chapter_path
 from icml26.common.ledger import NOT_TESTED, REPRODUCED, STATUSES, read_ledger
 from icml26.evidence import chapter_record, record_path
 
-HEADERS = ("Chapter", "Source basis", "The paper's claims", "Verdict", "Evidence: scale, device, seeds",
-           "Stand-ins", "Reduced run")
+HEADERS = ("Chapter", "Source basis", "The paper's claims", "Verdict", "Evidence", "Stand-ins", "Reduced run")
 _BASIS = re.compile(r"Source basis:?\**:?\s*(?P<basis>[^\n]+)", re.I)
 _EXPECTED = re.compile(r"expected time: (?P<time>[^\n]+)")
 
@@ -39,8 +38,12 @@ def expected_time(path: Path) -> str | None:
     return None
 
 
-def _cell(content) -> nodes.entry:
-    entry = nodes.entry()
+#: One class per column, so that on a phone each cell can carry its column's name (book.css).
+COLUMN_CLASSES = ("sb-chapter", "sb-basis", "sb-claims", "sb-verdict", "sb-evidence", "sb-standins", "sb-reduced")
+
+
+def _cell(content, column: int | None = None) -> nodes.entry:
+    entry = nodes.entry(classes=[COLUMN_CLASSES[column]] if column is not None else [])
     entry += content if isinstance(content, nodes.Node) else nodes.paragraph(text=str(content))
     return entry
 
@@ -133,7 +136,7 @@ class ScoreboardDirective(Directive):
         for paper in PAPERS:
             path = chapter_path(paper.slug)
             row = nodes.row()
-            row += _cell(_chapter_link(paper.slug, paper.title))
+            row += _cell(_chapter_link(paper.slug, paper.title), 0)
             if not path.is_file():
                 for value in ("", "(chapter not written yet)", "planned", "", "", ""):
                     row += _cell(value)
@@ -153,13 +156,13 @@ class ScoreboardDirective(Directive):
             verdict_cell = nodes.paragraph("", "", badge)
             if not evidence:
                 verdict_cell += nodes.Text(" (reduced run; no evidence record yet)")
-            row += _cell(source_basis(path, stored.record))
-            row += _cell(_claims_list(claims))
-            row += _cell(verdict_cell)
-            row += _cell(_evidence_text(evidence))
+            row += _cell(source_basis(path, stored.record), 1)
+            row += _cell(_claims_list(claims), 2)
+            row += _cell(verdict_cell, 3)
+            row += _cell(_evidence_text(evidence), 4)
             stand_ins = [c["id"] for c in claims if c.get("stand_in")]
-            row += _cell(", ".join(stand_ins) if stand_ins else "none")
-            row += _cell(_reduced_text(stored, expected_time(path), reduced_verdict if evidence else None))
+            row += _cell(", ".join(stand_ins) if stand_ins else "none", 5)
+            row += _cell(_reduced_text(stored, expected_time(path), reduced_verdict if evidence else None), 6)
             body += row
         summary_row = nodes.row(classes=["scoreboard-total"])
         summary_row += _cell(nodes.paragraph("", "", nodes.strong(text="All chapters")))
