@@ -4,13 +4,21 @@
 `device` fixture (default `cpu`). Such tests are marked `device` automatically, so
 `pytest tests -m device --device cuda` runs exactly the unit tests that can run on a GPU;
 `make gpu-check` does that. Asking for a device this machine lacks is an error, not a skip.
+
+The CPU math libraries are pinned (icml26.numerics) before anything imports torch or numpy, so a
+bare `pytest` computes what `make unit` computes: the smoke-status tests pin figures of the pinned
+code path.
 """
 
 from __future__ import annotations
 
 import os
 
-import pytest
+from icml26.numerics import pin_cpu_numerics
+
+pin_cpu_numerics()
+
+import pytest  # noqa: E402
 
 
 def pytest_addoption(parser):

@@ -95,12 +95,13 @@ def test_smoke_run_end_to_end(smoke_results):
 def test_smoke_ledger_statuses(smoke_results):
     ledger = build_ledger(smoke_results)
     # C1: exact on every model; C2: smoke runs one dataset, so each baseline ran on fewer than two
-    # datasets and the claim is undecided; C3: learned beats random in 2 of 3 smoke seeds.
+    # datasets and the claim is undecided; C3: learned beats random in 3 of 3 smoke seeds, fragile
+    # because three seeds give a wide interval (figures of the pinned numerics, tests/conftest.py).
     assert ledger.check_lines().splitlines() == [
         "C1 REPRODUCED (by construction): nodes and the whole model convert exactly into DNF/CNF rules",
         "C2 INCONCLUSIVE (fragile): matched-complexity accuracy at least that of rule and tree baselines",
-        "C3 INCONCLUSIVE (fragile): learned soft-TopK connections beat random ones",
-        "Verdict: PARTLY REPRODUCED (1 of 3 tested claims reproduced)",
+        "C3 REPRODUCED (fragile): learned soft-TopK connections beat random ones",
+        "Verdict: PARTLY REPRODUCED (2 of 3 tested claims reproduced)",
     ]
     plain = from_plain(json.loads(json.dumps(to_plain(smoke_results))))
     assert build_ledger(plain).record() == ledger.record()
