@@ -13,6 +13,7 @@ from icml26.catalog import PAPERS
 from icml26.common.ledger import (CHECK_TAG, LEDGER_KEY, PARTLY_REPRODUCED, REPRODUCED, STATUSES, chapter_verdict,
                                   evidence_label, read_ledger)
 from icml26.evidence import chapter_record
+from icml26 import colab
 from icml26.runner import declared_parameters
 
 ROOT = project_root()
@@ -124,9 +125,9 @@ def test_stored_outputs_come_from_a_complete_reduced_run(path):
 def test_colab_badge_and_install_point_at_the_configured_repository(path):
     text = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"])
     repo = _repository_url()
-    owner_repo = repo.removeprefix("https://github.com/")
-    badge = f"https://colab.research.google.com/github/{owner_repo}/blob/main/chapters/{path.name}"
-    assert badge in text, "Colab badge missing or pointing elsewhere"
+    badge = colab.colab_url(path.stem)
+    assert badge in text, f"Colab badge missing or not pointing at the Colab edition ({badge}): python -m icml26.colab --fix-badges"
+    assert not colab.source_badge_pattern().search(text), "a Colab link opens the MyST source, not the edition"
     assert f"git+{repo}" in text, "Colab install cell does not install from the configured repository"
     assert re.search(r'"google\.colab" in sys\.modules', text), "install is not limited to Colab"
 

@@ -3,7 +3,9 @@
 The notebooks link the badge image from Colab's site, so it shows on GitHub and in Jupyter. On
 the built pages that image would be a request to the network, broken offline; after the build
 every page's badge `src` is pointed at a local copy (`_static/colab-badge.svg`, drawn for this
-book). The link around it still opens the chapter on Colab.
+book). The link around it, and the theme's own Colab launch button, open the chapter's Colab
+edition (`make colab`, published to the branch `_config.yml` names), which Colab renders without
+MyST markup: `icml26.colab.fix_html`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,15 @@ def localise_badges(app, exception) -> None:
         page.write_text(text.replace(f'src="{REMOTE_BADGE}"', f'src="{local}"'), encoding="utf-8")
 
 
+def point_launch_buttons_at_the_colab_edition(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    from icml26.colab import fix_html
+
+    fix_html(Path(app.outdir))
+
+
 def setup(app):
     app.connect("build-finished", localise_badges)
+    app.connect("build-finished", point_launch_buttons_at_the_colab_edition)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
