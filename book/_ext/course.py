@@ -49,8 +49,8 @@ def _depend_on_the_chapters(directive: Directive) -> None:
             env.note_dependency(str(path))
 
 
-def _link(slug: str, text: str | None = None) -> addnodes.pending_xref:
-    reference = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=f"/chapters/{slug}",
+def _link(slug: str, text: str | None = None, folder: str = "chapters") -> addnodes.pending_xref:
+    reference = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=f"/{folder}/{slug}",
                                       refexplicit=True)
     reference += nodes.inline(text=text or TITLES[slug])
     return reference
@@ -92,8 +92,12 @@ class Syllabus(Directive):
         for week in course.SYLLABUS:
             chapters = _chapter_list(week.chapters) if week.chapters else _paragraph("the term project (below)")
             sets = "; ".join(f"{SHORT_NAMES[s]}: all {course.exercise_count(s)}" for s in week.chapters)
-            rows.append([str(week.number), week.theme, chapters, sets or "project milestones"])
-        return [_table(("Week", "Theme", "Chapters (reading and lab)", "Exercise set"), rows, ["course-syllabus"])]
+            plans = _paragraph(*[part for i, slug in enumerate(week.chapters)
+                                 for part in ([", "] if i else []) + [_link(slug, SHORT_NAMES[slug], "book/lessons")]])
+            rows.append([str(week.number), week.theme, chapters, sets or "project milestones",
+                         plans if week.chapters else "the rubric below"])
+        return [_table(("Week", "Theme", "Chapters (reading and lab)", "Exercise set", "Lesson plan"), rows,
+                       ["course-syllabus"])]
 
 
 class LearningPaths(Directive):

@@ -23,11 +23,17 @@ def toc_path() -> Path:
 
 
 def toc_files() -> list[str]:
-    """The toc's documents in book order ('book/intro', 'chapters/dq_sync', ...)."""
+    """The toc's documents in book order ('book/intro', 'chapters/dq_sync', ...), sections included."""
     toc = yaml.safe_load(toc_path().read_text())
     files = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries:
+            files.append(entry["file"])
+            walk(entry.get("sections", []))
+
     for part in toc.get("parts", []):
-        files += [entry["file"] for entry in part.get("chapters", [])]
+        walk(part.get("chapters", []))
     return [f.removesuffix(".md").removesuffix(".ipynb") for f in files]
 
 
