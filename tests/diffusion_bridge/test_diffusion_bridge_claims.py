@@ -53,7 +53,7 @@ def seeds(*accs):
     return [digits(a) for a in accs]
 
 
-def test_c2_paired_tests_blocked_by_seed():
+def test_c2_parts_decided_over_seeds_by_rule_1():
     full = seeds(0.86, 0.86, 0.86)
     assert cl.decide_c2(seeds(0.85, 0.85, 0.85), seeds(0.70, 0.70, 0.70), full).status == REPRODUCED
     # beats pairs-only, but far from fully paired: PARTLY, and the reason names both parts
@@ -64,8 +64,12 @@ def test_c2_paired_tests_blocked_by_seed():
     st = cl.decide_c2(seeds(0.85, 0.85, 0.85), seeds(0.85, 0.85, 0.85), full)
     assert st.status == PARTLY_REPRODUCED and "beats pairs-only: fails in every seed" in st.reason
     assert cl.decide_c2(seeds(0.5, 0.5, 0.5), seeds(0.6, 0.6, 0.6), full).status == NOT_REPRODUCED
-    # 2 of 3 seeds ahead with a large blocked gain -> holds; a tiny gain in 2 of 3 -> undecided
-    assert cl.decide_c2(seeds(0.95, 0.95, 0.69), seeds(0.70, 0.70, 0.70), full).status == REPRODUCED
+    # rule 1, the seed as the unit: 2 of 3 seeds ahead by a lot and one behind is undecided (the
+    # test over pooled digits would pass it: p is reported, and the change is on the claim's line)
+    st = cl.decide_c2(seeds(0.95, 0.95, 0.69), seeds(0.70, 0.70, 0.70), full)
+    assert st.status == INCONCLUSIVE and st.figures["(a) p over items, blocked by seed"] < 1e-6
+    assert st.fragile and st.changes == cl.C2_CHANGES
+    assert cl.decide_c2(seeds(0.95, 0.93, 0.71), seeds(0.70, 0.70, 0.70), seeds(0.72, 0.72, 0.72)).status == REPRODUCED
     st = cl.decide_c2(seeds(0.71, 0.71, 0.69), seeds(0.70, 0.70, 0.70), seeds(0.71, 0.71, 0.71))
     assert "beats pairs-only: undecided" in st.reason
 
