@@ -29,6 +29,7 @@ include _build/numerics.mk
 
 help:
 	@echo "make book [OFFLINE=1]     set up .venv, build the HTML book from the stored outputs"
+	@echo "make book EDITION=student the same site without exercise solutions (_build/student-book)"
 	@echo "                          (OFFLINE=1: math and widgets from local copies, no network needed)"
 	@echo "make serve                serve the built book on http://localhost:$(PORT)"
 	@echo "make test                 set up, then unit tests, nbval, guard tests, strict offline book build,"
@@ -57,10 +58,23 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 
 setup: $(VENV)/.installed
 
+# EDITION=student: the same site without the exercise solutions (icml26.student --book), for a
+# course that grades them; the public book keeps them, collapsed. Built online (not with OFFLINE=1).
+EDITION ?= public
+STUDENT_BOOK := _build/student-book
 book: setup
+ifeq ($(EDITION),student)
+	@test "$(OFFLINE)" != 1 || { echo "make book EDITION=student builds the online book; drop OFFLINE=1"; exit 2; }
+	$(PY) -m icml26.student --book $(STUDENT_BOOK)
+	cd $(STUDENT_BOOK) && $(CURDIR)/$(VENV)/bin/jupyter-book build . --toc book/_toc.yml --config _config.yml
+	@echo "The student edition is at $(CURDIR)/$(STUDENT_BOOK)/_build/html/index.html"
+else ifeq ($(EDITION),public)
 	$(OFFLINE_ASSETS)
 	$(VENV)/bin/jupyter-book build . $(BOOK_FLAGS)
 	@echo "The book is at $(CURDIR)/_build/html/index.html (make serve to browse it)"
+else
+	@echo "EDITION must be public or student, got $(EDITION)"; exit 2
+endif
 
 book-strict: setup
 	rm -rf _build/html _build/.doctrees

@@ -77,3 +77,27 @@ def test_the_student_notebook_executes_at_smoke_scale(slug, edition, tmp_path):
         capture_output=True, text=True, env=env, timeout=600,
     )
     assert run.returncode == 0, run.stderr[-3000:]
+
+
+def test_the_student_book_keeps_outputs_drops_solutions_and_guards_the_sources(tmp_path):
+    """`make book EDITION=student`: the book's sources with every chapter's solution cells removed,
+    its stored outputs kept, and the title marked; it refuses to write over the repository."""
+    import yaml
+
+    from icml26.catalog import project_root
+    from icml26.student import EDITION_TITLE_SUFFIX, write_student_book
+
+    out = write_student_book(tmp_path / "student-book", ["tam", "w2sg_bregman"])
+    for slug in ("tam", "w2sg_bregman"):
+        original = nbformat.read(chapter_path(slug), as_version=4)
+        student = nbformat.read(out / "chapters" / f"{slug}.ipynb", as_version=4)
+        kept = [c for c in original.cells if not is_solution(c)]
+        assert not any(is_solution(c) for c in student.cells)
+        assert [c.source for c in student.cells] == [c.source for c in kept]
+        assert [c.get("outputs") for c in student.cells] == [c.get("outputs") for c in kept]
+    config = yaml.safe_load((out / "_config.yml").read_text())
+    assert config["title"].endswith(EDITION_TITLE_SUFFIX) and (out / "book" / "_toc.yml").is_file()
+    root = project_root()
+    for bad in (root, root / "book", root / "chapters" / "x"):
+        with pytest.raises(ValueError, match="would be overwritten"):
+            write_student_book(bad, ["tam"])
