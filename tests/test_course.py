@@ -63,3 +63,18 @@ def test_a_path_out_of_the_table_s_order_is_refused():
     paths[0] = dataclasses.replace(paths[0], chapters=tuple(reversed(paths[0].chapters)))
     problems = course.syllabus_problems(paths=tuple(paths), graph=graph, exercises=exercises)
     assert any(p.startswith("path A does not follow the table's weeks") for p in problems)
+
+
+def test_the_glossary_defines_the_terms_the_chapters_left_undefined():
+    """book/glossary.md (in the toc): a definition list with each term the pages used undefined."""
+    import re
+
+    from icml26.catalog import project_root
+
+    text = (project_root() / "book" / "glossary.md").read_text(encoding="utf-8")
+    terms = re.findall(r"^(\S[^\n]*)\n: ", text, re.M)
+    for needed in ("free module", "alcove", "Reynolds", "root sine", "linear character", "SIMP", "MUPE", "DSAA",
+                   "BRM", "SAMOE", "FiLM", "BRIDGER", "Falcon", "fragile", "competence check", "stand-in"):
+        assert any(needed.lower() in t.lower() for t in terms), f"{needed!r} is not defined in the glossary"
+    assert terms == sorted(terms, key=str.lower), "glossary terms are not in alphabetical order"
+    assert "book/glossary" in (project_root() / "book" / "_toc.yml").read_text()

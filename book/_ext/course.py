@@ -119,7 +119,8 @@ class LearningPaths(Directive):
 def graph_svg(graph: dict[str, list[str]]) -> str:
     """The prerequisite graph by week, top to bottom: one row per teaching week, an arrow from each
     prerequisite to the chapter that builds on it (arrows that skip weeks bend outwards, so they
-    pass beside the chapters in between rather than under them)."""
+    pass beside the chapters in between rather than under them). A picture only (role img, no
+    links inside): the list under it carries the links."""
     weeks = [w for w in course.SYLLABUS if w.chapters]
     left, width, height, gap, row, top = 64, 150, 30, 40, 48, 8
     where = {}
@@ -152,9 +153,9 @@ def graph_svg(graph: dict[str, list[str]]) -> str:
             parts.append(f'<path d="{path}" fill="none" stroke="#555" stroke-width="1.3" '
                          f'marker-end="url(#prereq-arrow)"/>')
     for slug, (x, y, _) in where.items():
-        parts.append(f'<a href="../chapters/{slug}.html"><rect x="{x}" y="{y}" width="{width}" height="{height}" '
-                     f'rx="6" fill="#eef3fb" stroke="#3b5b92"/><text x="{x + width / 2}" y="{y + height / 2 + 4}" '
-                     f'text-anchor="middle" font-size="13" fill="#1a2a4a">{escape(SHORT_NAMES[slug])}</text></a>')
+        parts.append(f'<rect x="{x}" y="{y}" width="{width}" height="{height}" rx="6" fill="#eef3fb" '
+                     f'stroke="#3b5b92"/><text x="{x + width / 2}" y="{y + height / 2 + 4}" text-anchor="middle" '
+                     f'font-size="13" fill="#1a2a4a">{escape(SHORT_NAMES[slug])}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

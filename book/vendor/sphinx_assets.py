@@ -76,6 +76,12 @@ ACCESSIBILITY_FIXES = """
     root.querySelectorAll('summary[aria-label]').forEach(function (s) {
       s.removeAttribute('aria-label');  // a hidden cell's toggle: its visible words are its name
     });
+    root.querySelectorAll('summary').forEach(function (s) {
+      if ((s.innerText || '').trim() || s.hasAttribute('aria-label')) return;
+      var entry = s.closest('li');  // the sidebar's toggle of a page's sections: an icon only
+      var link = entry && entry.querySelector('a');
+      s.setAttribute('aria-label', 'Show the sections of ' + (link ? link.textContent.trim() : 'this entry'));
+    });
     root.querySelectorAll('.citation-list[role="list"]').forEach(function (list) {
       list.removeAttribute('role');  // its entries are not list items: a plain block, not a list
     });
