@@ -168,18 +168,3 @@ def syllabus_problems(syllabus=SYLLABUS, paths=PATHS, graph: dict[str, list[str]
                                 "which is not taught earlier")
     return problems
 
-
-def layered_order(graph: dict[str, list[str]]) -> dict[str, int]:
-    """Each chapter's depth in the prerequisite graph (0: needs no other chapter)."""
-    depth: dict[str, int] = {}
-
-    def level(slug: str) -> int:
-        if slug not in depth:
-            depth[slug] = 1 + max((level(n) for n in graph.get(slug, [])), default=-1)
-        return depth[slug]
-
-    if find_cycle(graph):
-        raise ValueError("the prerequisite graph has a cycle: " + " -> ".join(find_cycle(graph)))
-    for slug in graph:
-        level(slug)
-    return depth

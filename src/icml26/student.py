@@ -37,10 +37,7 @@ def is_solution(cell) -> bool:
 def student_notebook(notebook, slug: str | None = None):
     """A copy of `notebook` (nbformat v4) without solution cells and without outputs; with `slug`,
     its Colab badges (to either edition) open the chapter's student edition."""
-    import copy
-
-    edition = copy.deepcopy(notebook)
-    edition.cells = [cell for cell in edition.cells if not is_solution(cell)]
+    edition = without_solutions(notebook)
     if slug is not None:
         from .colab import colab_url, fix_badge_text
 
