@@ -522,6 +522,22 @@ def pin_install(source: str, commit: str, config: Settings | None = None) -> str
     return pinned
 
 
+SELF_CHECK = re.compile(r"^```\{self-check\}[ \t]*(?P<part>\w+)[ \t]*\n```[ \t]*$", re.M)
+
+
+def split_self_check(source: str, slug: str) -> tuple[str, str | None]:
+    """A markdown cell's text without its `{self-check}` block, and the code that shows that quiz
+    in Jupyter and Colab (None when the cell has none)."""
+    found = list(SELF_CHECK.finditer(source))
+    if not found:
+        return source, None
+    if len(found) > 1 or found[0].end() != len(source.rstrip()):
+        raise ConversionError(f"{slug}: a {{self-check}} block must end its cell, once")
+    part = found[0]["part"]
+    code = f'from icml26.common.selfcheck import show\nshow("{slug}", "{part}")'
+    return source[:found[0].start()].rstrip(), code
+
+
 def colab_notebook(notebook, slug: str, commit: str, config: Settings | None = None, root: Path | None = None):
     """A copy of `notebook` (nbformat v4) that Jupyter and Colab render; see the module's docstring."""
     import nbformat
@@ -530,6 +546,15 @@ def colab_notebook(notebook, slug: str, commit: str, config: Settings | None = N
     converter = Converter(slug, config, root)
     edition = copy.deepcopy(notebook)
     installs = 0
+    cells = []
+    for cell in edition.cells:  # a {self-check} block becomes a code cell that shows the quiz
+        cells.append(cell)
+        if cell.cell_type == "markdown":
+            cell.source, quiz = split_self_check(cell.source, slug)
+            if quiz:
+                cells.append(nbformat.v4.new_code_cell(quiz, metadata={"tags": ["self-check"]}))
+                cells[-1].pop("id", None)
+    edition.cells = [c for c in cells if c.cell_type != "markdown" or c.source.strip()]
     for index, cell in enumerate(edition.cells):
         if edition.nbformat_minor >= 5 and "id" not in cell:  # nbformat 4.5 wants one; a stable one
             cell["id"] = f"{slug}-cell-{index}"

@@ -1,0 +1,242 @@
+"""Graded exercises with otter-grader: `make assignments` and `make grade-test`.
+
+Each chapter's graded exercises are written once, as plain Python data, in `assignments/<slug>.py`
+(see `assignments/README.md` for the fields). From it this module writes an otter-grader *master
+notebook* (otter's own format: raw `# BEGIN QUESTION` / `# BEGIN SOLUTION` / `# BEGIN TESTS` cells),
+and `otter assign` turns that into
+
+- `student/<slug>-exercises.ipynb`: answer cells with `...` where the work goes, each followed by
+  `grader.check("<name>")`, which runs the public checks (in Jupyter and on Colab, where the checks
+  are fetched from the published branch);
+- `autograder/`: the reference solutions, the public *and hidden* checks and the zip that
+  `otter run` grades a submission with (no Docker needed).
+
+`otter assign` executes the reference solutions and fails if any check, hidden ones included, fails
+on them. `make grade-test` then grades three submissions per chapter with `otter run`: the reference
+(must score full marks), the blank student notebook (must score 0 on every question) and, where the
+assignment names one, a wrong answer (must lose marks).
+
+Why otter-grader rather than nbgrader: its checks are plain Python a student can run anywhere
+(Colab included, through `grader.check`), hidden checks are stripped from the student notebook by
+`otter assign`, and `otter run` grades locally without a JupyterHub, a database or Docker, which is
+what CI (and a lecturer without a grading server) has.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+REPO = Path(__file__).resolve().parents[2]
+ASSIGNMENTS = REPO / "assignments"
+BUILD = REPO / "_build" / "assignments"
+# Public checks are fetched from here on Colab (the branch the Colab editions are published to).
+TESTS_URL = "https://raw.githubusercontent.com/icml26-runnable/icml26-runnable/{branch}/assignments/{slug}/tests/"
+
+
+@dataclass(frozen=True)
+class Question:
+    """One graded exercise. `solution` is the reference answer cell: otter's markers (`# SOLUTION`
+    at the end of a line, or `# BEGIN SOLUTION` / `# END SOLUTION` around lines) mark what the
+    student version replaces by `...`. `public` checks are shown to the student; `hidden` ones
+    (numeric keys with tolerances, on the graded variant) are kept in the autograder only."""
+
+    name: str
+    exercise: int
+    points: int
+    prompt: str
+    solution: str
+    public: tuple[str, ...]
+    hidden: tuple[str, ...]
+    wrong: str | None = None  # an answer cell that must lose marks (make grade-test)
+
+    def __post_init__(self):
+        if not self.name.isidentifier():
+            raise ValueError(f"question name {self.name!r}: use a Python identifier (letters, digits, _)")
+        if not (self.public and self.hidden):
+            raise ValueError(f"question {self.name!r}: needs at least one public and one hidden check")
+        if "SOLUTION" not in self.solution:
+            raise ValueError(f"question {self.name!r}: mark the answer with otter's `# SOLUTION` markers")
+
+
+@dataclass(frozen=True)
+class Assignment:
+    slug: str
+    title: str
+    setup: str
+    questions: tuple[Question, ...] = field(default_factory=tuple)
+
+
+def assignment_slugs() -> list[str]:
+    return sorted(p.stem for p in ASSIGNMENTS.glob("*.py") if not p.name.startswith("_"))
+
+
+def load_assignment(slug: str) -> Assignment:
+    """Read `assignments/<slug>.py` (its TITLE, SETUP and QUESTIONS)."""
+    path = ASSIGNMENTS / f"{slug}.py"
+    if not path.exists():
+        raise FileNotFoundError(f"no assignment for {slug!r}; there are: {', '.join(assignment_slugs())}")
+    spec = importlib.util.spec_from_file_location(f"_assignment_{slug}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    questions = tuple(q if isinstance(q, Question) else Question(**{**q, "public": tuple(q["public"]),
+                                                                     "hidden": tuple(q["hidden"])})
+                      for q in module.QUESTIONS)
+    names = [q.name for q in questions]
+    if len(set(names)) != len(names):
+        raise ValueError(f"assignments/{slug}.py: question names repeat: {names}")
+    return Assignment(slug, module.TITLE, module.SETUP, questions)
+
+
+def _code(source: str) -> nbformat.NotebookNode:
+    return nbformat.v4.new_code_cell(textwrap.dedent(source).strip("\n"))
+
+
+def master_notebook(assignment: Assignment, branch: str = "colab") -> nbformat.NotebookNode:
+    """The otter-grader master notebook of an assignment."""
+    raw = nbformat.v4.new_raw_cell
+    config = textwrap.dedent(f"""\
+        # ASSIGNMENT CONFIG
+        name: {assignment.slug}-exercises
+        init_cell: true
+        check_all_cell: false
+        export_cell: false
+        run_tests: true
+        solutions_pdf: false
+        generate: true
+        tests:
+          files: true
+          url_prefix: {TESTS_URL.format(branch=branch, slug=assignment.slug)}
+        """)
+    cells = [raw(config),
+             nbformat.v4.new_markdown_cell(f"# {assignment.title}\n\nGraded exercises for the chapter "
+                                           f"`{assignment.slug}`. Write your answer where you see `...`, "
+                                           "then run the `grader.check` cell below it: it runs the public "
+                                           "checks. Your grade comes from hidden checks on the same answers."),
+             _code(assignment.setup)]
+    for q in assignment.questions:
+        cells += [raw(f"# BEGIN QUESTION\nname: {q.name}\npoints: {q.points}"),
+                  nbformat.v4.new_markdown_cell(textwrap.dedent(q.prompt).strip("\n")),
+                  raw("# BEGIN SOLUTION"), _code(q.solution), raw("# END SOLUTION"),
+                  raw("# BEGIN TESTS")]
+        cells += [_code(t) for t in q.public]
+        cells += [_code("# HIDDEN\n" + textwrap.dedent(t).strip("\n")) for t in q.hidden]
+        cells += [raw("# END TESTS"), raw("# END QUESTION")]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+def assign(slug: str, out: Path = BUILD) -> Path:
+    """Write the master notebook and run `otter assign` (which executes the reference solutions and
+    fails if a check fails on them). Returns the folder with `student/` and `autograder/`."""
+    assignment = load_assignment(slug)
+    dest = out / slug
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    master = dest / f"{slug}-exercises.ipynb"
+    nbformat.write(master_notebook(assignment), master)
+    _otter(["assign", str(master), str(dest / "dist")], cwd=dest)
+    return dest / "dist"
+
+
+def _otter(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "otter", *args], cwd=cwd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"otter {args[0]} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done
+
+
+def grade(dist: Path, submission: Path) -> dict[str, tuple[float, float]]:
+    """Grade one submission notebook with `otter run`: {question: (score, max score)}."""
+    zips = sorted((dist / "autograder").glob("*.zip"))
+    if not zips:
+        raise FileNotFoundError(f"no autograder zip under {dist / 'autograder'}: run assign first")
+    with tempfile.TemporaryDirectory() as tmp:
+        _otter(["run", "-a", str(zips[-1]), "-o", tmp, str(submission)], cwd=submission.parent)
+        results = json.loads((Path(tmp) / "results.json").read_text())
+    return {t["name"]: (t["score"], t["max_score"]) for t in results["tests"] if "max_score" in t}
+
+
+def wrong_submission(assignment: Assignment, reference: Path, dest: Path) -> Path | None:
+    """The reference notebook with each question's `wrong` answer in place of its solution cell."""
+    wrong = {q.name: q for q in assignment.questions if q.wrong}
+    if not wrong:
+        return None
+    nb = nbformat.read(reference, as_version=4)
+    for i, cell in enumerate(nb.cells[1:], start=1):
+        for name, q in wrong.items():
+            if cell.cell_type == "code" and cell.source.strip() == f'grader.check("{name}")':
+                answer = nb.cells[i - 1]
+                if "otter_assign_solution_cell" not in answer.metadata.get("tags", []):
+                    raise ValueError(f"{assignment.slug}/{name}: no answer cell before its check")
+                answer.source = textwrap.dedent(q.wrong).strip("\n")
+    nbformat.write(nb, dest)
+    return dest
+
+
+@dataclass
+class GradeReport:
+    slug: str
+    reference: dict
+    blank: dict
+    wrong: dict | None
+
+    @staticmethod
+    def total(scores: dict | None) -> str:
+        if scores is None:
+            return "-"
+        return f"{sum(s for s, _ in scores.values()):g}/{sum(m for _, m in scores.values()):g}"
+
+    def problems(self) -> list[str]:
+        out = [f"{self.slug}: reference loses marks on {q} ({s:g}/{m:g})" for q, (s, m) in self.reference.items() if s < m]
+        out += [f"{self.slug}: a blank answer scores on {q} ({s:g}/{m:g})" for q, (s, m) in self.blank.items() if s > 0]
+        if self.wrong is not None and sum(s for s, _ in self.wrong.values()) >= sum(m for _, m in self.wrong.values()):
+            out.append(f"{self.slug}: the wrong answer gets full marks")
+        return out
+
+
+def grade_test(slug: str) -> GradeReport:
+    """Assign, then grade the reference, a blank and (if named) a wrong submission."""
+    assignment = load_assignment(slug)
+    dist = assign(slug)
+    name = f"{slug}-exercises.ipynb"
+    reference = grade(dist, dist / "autograder" / name)
+    blank = grade(dist, dist / "student" / name)
+    wrong_nb = wrong_submission(assignment, dist / "autograder" / name, dist / f"wrong-{name}")
+    wrong = grade(dist, wrong_nb) if wrong_nb else None
+    return GradeReport(slug, reference, blank, wrong)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["assign", "test"])
+    parser.add_argument("slugs", nargs="*", help="chapters (default: every assignment)")
+    args = parser.parse_args(argv)
+    slugs = args.slugs or assignment_slugs()
+    if args.command == "assign":
+        for slug in slugs:
+            print(f"{slug}: {assign(slug)}")
+        return 0
+    problems = []
+    print(f"{'chapter':24} {'reference':>10} {'blank':>8} {'wrong':>8}")
+    for slug in slugs:
+        report = grade_test(slug)
+        print(f"{slug:24} {report.total(report.reference):>10} {report.total(report.blank):>8} {report.total(report.wrong):>8}")
+        problems += report.problems()
+    for p in problems:
+        print("FAIL", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
