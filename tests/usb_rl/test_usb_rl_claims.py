@@ -135,3 +135,18 @@ def test_build_ledger_is_a_pure_function_of_plain_results():
     a, b = claims.build_ledger(results), claims.build_ledger(plain)
     assert a.check_lines() == b.check_lines()
     assert [e.status for e in a._ordered()] == [NOT_TESTED, REPRODUCED, REPRODUCED]
+
+
+def test_competence_is_checked_in_every_seed():
+    # one seed's USB agent stands still while the mean over seeds still clears the bar: rule 2 per
+    # seed makes C2 and C3 INCONCLUSIVE (the worst seed fails), and both list the rule-7 change
+    usb_r = [-6.4, -6.3, -6.45, -6.4, -6.3, -6.45, -6.4, -6.3, -6.45, BAR - 0.5]
+    assert np.mean(usb_r) >= BAR
+    R, C = table(usb_r, [0.5] * 10)
+    for decide in (claims.decide_c2, claims.decide_c3):
+        result = decide(R, C, NAMES, BAR)
+        assert result.status == INCONCLUSIVE and "usb (worst seed)" in result.reason
+        assert result.fragile and result.changes == claims.COMPETENCE_CHANGES
+    # the same seed at the bar passes
+    R[-1, 4] = BAR
+    assert claims.decide_c2(R, C, NAMES, BAR).status != INCONCLUSIVE

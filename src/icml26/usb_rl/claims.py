@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from icml26.common.ledger import (INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, NOT_TESTED, REPRODUCED, ClaimStatus,
-                                  Competence, Ledger, combine_sub_results, competence_reason, gate_competence,
-                                  is_fragile, replicated_status)
+                                  Competence, Ledger, ThresholdChange, combine_sub_results, competence_reason,
+                                  gate_competence, is_fragile, replicated_status)
 
 from .score import MonotoneScore, dominance_matrix
 
@@ -27,10 +27,17 @@ MONOTONE_TOL = 1e-6  # C1: a score drop larger than this along the order counts 
 MAX_COST_RATIO = 0.5  # C2: USB-RL's cost at most half the unconstrained agent's
 MIN_RETURN_GAP = 0.0  # C2: USB-RL's return at least the heaviest fixed penalty's (gap >= 0)
 N_GRID = 41  # C1: outcome grid points per axis
-#: Rule 2: a compared agent is competent when its mean real return (over seeds) closes at least
-#: this share of the gap between standing still and the straight dash to the goal
-#: (`competence_bar`): it learned to move to the goal at all.
+#: Rule 2: a compared agent is competent when its real return closes at least this share of the
+#: gap between standing still and the straight dash to the goal (`competence_bar`): it learned to
+#: move to the goal at all. Checked in every seed (the worst seed's return), since each seed trains
+#: every agent afresh and the claims are decided per seed.
 COMPETENT_SHARE = 0.5
+#: Rule 7: the competence check looked at the mean return over seeds until a 10-seed record showed
+#: one seed (5) whose USB agent never reached the goal while the mean passed; it now looks at the
+#: worst seed. Both C2 and C3 compare that agent, so both carry the change (and are fragile).
+COMPETENCE_CHANGES = (ThresholdChange(
+    "competence check (C2, C3)", "mean return over seeds >= bar", "every seed's return >= bar (worst seed)",
+    "a 10-seed record had a seed whose USB agent never reached the goal while the mean passed"),)
 
 CLAIMS = {
     "C1": "the learned score is monotone in the partial order of outcomes",
@@ -126,7 +133,8 @@ def _indices(names, n_methods: int):
 
 
 def _competence(R: np.ndarray, arms: dict[str, int], bar: float) -> list[Competence]:
-    return [Competence(name, float(R[:, i].mean()), bar) for name, i in arms.items()]
+    """Rule 2 per seed: each arm's worst-seed return against the bar (COMPETENCE_CHANGES)."""
+    return [Competence(f"{name} (worst seed)", float(R[:, i].min()), bar) for name, i in arms.items()]
 
 
 def decide_c2(returns, costs, names, bar: float) -> ClaimStatus:
@@ -135,7 +143,7 @@ def decide_c2(returns, costs, names, bar: float) -> ClaimStatus:
     return_usb - return_heaviest > MIN_RETURN_GAP; each part by `replicated_status` (every seed,
     or 2 of 3 with a seed-as-unit t-test p < ALPHA), combined by `combine_sub_results` (both:
     REPRODUCED; one: PARTLY; neither: NOT REPRODUCED; else INCONCLUSIVE). The three compared
-    agents must pass the competence bar (mean return >= `bar`, rule 2)."""
+    agents must pass the competence bar in every seed (worst-seed return >= `bar`, rule 2)."""
     R, C = _per_seed(returns, "returns"), _per_seed(costs, "costs")
     if R.shape != C.shape:
         raise ValueError(f"returns {R.shape} and costs {C.shape} differ in shape")
@@ -163,8 +171,9 @@ def decide_c2(returns, costs, names, bar: float) -> ClaimStatus:
                        {"cost ratio USB / unconstrained per seed": [round(float(x), 3) for x in ratio],
                         f"return gap USB - {names[heavy]} per seed": [round(float(x), 3) for x in gap]},
                        f"per part over >= {MIN_SEEDS} seeds (replicated_status): cost ratio < MAX_COST_RATIO = "
-                       f"{MAX_COST_RATIO:g}; return gap > MIN_RETURN_GAP = {MIN_RETURN_GAP:g}; competence: mean "
-                       f"return >= {bar:.2f}", reason, bool(fragile), competence=comp)
+                       f"{MAX_COST_RATIO:g}; return gap > MIN_RETURN_GAP = {MIN_RETURN_GAP:g}; competence: every "
+                       f"seed's return >= {bar:.2f}", reason, bool(fragile), competence=comp,
+                       changes=COMPETENCE_CHANGES)
 
 
 def dominance_margin(r_u: float, c_u: float, rets, costs) -> float:
@@ -188,7 +197,7 @@ def decide_c3(returns, costs, names, bar: float) -> ClaimStatus:
     """C3 over the seeds: the effect per seed is USB-RL's dominance margin against every fixed
     linear penalty (lambda = 0 included; `dominance_margin` > 0: no fixed penalty dominates its
     point), decided by `replicated_status` with threshold 0. Every compared agent must pass the
-    competence bar (mean return >= `bar`, rule 2)."""
+    competence bar in every seed (worst-seed return >= `bar`, rule 2)."""
     R, C = _per_seed(returns, "returns"), _per_seed(costs, "costs")
     if R.shape != C.shape:
         raise ValueError(f"returns {R.shape} and costs {C.shape} differ in shape")
@@ -214,8 +223,8 @@ def decide_c3(returns, costs, names, bar: float) -> ClaimStatus:
                        {"not dominated per seed": holds,
                         "dominance margin per seed": [round(m, 3) for m in margins]},
                        f"dominance margin > 0 (no fixed penalty has >= return and <= cost) over >= {MIN_SEEDS} "
-                       f"seeds (replicated_status); competence: mean return >= {bar:.2f}", reason,
-                       is_fragile(margins, 0.0, statuses), competence=comp)
+                       f"seeds (replicated_status); competence: every seed's return >= {bar:.2f}", reason,
+                       is_fragile(margins, 0.0, statuses), competence=comp, changes=COMPETENCE_CHANGES)
 
 
 def build_ledger(results: Mapping) -> Ledger:

@@ -101,8 +101,8 @@ PRESETS: dict[str, USBConfig] = {
                       n_eval=1024, lambdas=(0.01, 0.03, 0.1, 0.3, 1.0, 3.0)),
 }
 
-EXPECTED_TIME = {"smoke": "about 25 s on 2 CPU cores", "reduced": "about 40 s on 2 CPU cores",
-                 "evidence": "about 2.5 minutes on 2 CPU cores",
+EXPECTED_TIME = {"smoke": "about 25 s on 2 CPU cores", "reduced": "about 4.5 minutes on 2 CPU cores",
+                 "evidence": "about 11 minutes on 2 CPU cores",
                  "full": "about 20 minutes on a T4 GPU (estimated, not yet timed)"}
 
 
