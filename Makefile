@@ -25,7 +25,8 @@ _build/numerics.mk: src/icml26/numerics.py $(wildcard $(VENV)/.installed)
 	@mkdir -p _build && $(if $(wildcard $(PY)),$(PY),$(PYTHON)) src/icml26/numerics.py > $@
 include _build/numerics.mk
 
-.PHONY: help setup book book-strict serve test unit nbval browser run chapters colab student clean evidence evidence-check
+.PHONY: help setup book book-strict serve test unit nbval browser run chapters colab student clean evidence evidence-check \
+	assignments grade-test slides
 
 help:
 	@echo "make book [OFFLINE=1]     set up .venv, build the HTML book from the stored outputs"
@@ -42,6 +43,9 @@ help:
 	@echo "                          store src/icml26/<slug>/evidence/<scale>-<device>.json (its verdict)"
 	@echo "make evidence-check       check every stored evidence record (fresh sources, statuses follow from figures)"
 	@echo "make colab                the Colab edition: _build/colab/<slug>.ipynb, rendered right by Jupyter and Colab"
+	@echo "make slides               the chapters as reveal.js slides: _build/slides/<slug>.slides.html"
+	@echo "make assignments          graded exercises (otter-grader): _build/assignments/<slug>/dist/{student,autograder}"
+	@echo "make grade-test           grade each chapter's blank and wrong submissions; the reference must pass every check"
 	@echo "make student              the student edition (from the Colab edition): _build/student/<slug>.ipynb,"
 	@echo "                          without solutions and outputs"
 	@echo "make gpu-check [DEVICE=cpu] [BOX=20] [CHAPTER=a,b] [RECORDS=s]   on a CUDA GPU: device tests, every chapter"
@@ -95,7 +99,7 @@ nbval: setup
 # The reader-path tests (tests/browser) check the offline build, so `make test` builds it with
 # OFFLINE=1: the strict build and the browser test share one build.
 browser: override OFFLINE = 1
-browser: book-strict
+browser: book-strict slides
 	ICML26_BROWSER=1 TQDM_DISABLE=1 $(VENV)/bin/pytest tests/browser -p no:xdist -q -rA --durations=0
 
 test: override OFFLINE = 1
@@ -110,7 +114,22 @@ colab: setup
 student: colab
 	$(PY) -m icml26.student --from _build/colab --out _build/student
 
-test: unit nbval colab student book-strict browser
+# Graded exercises (assignments/<slug>.py, src/icml26/grading.py): `make assignments` writes each
+# chapter's otter-grader student notebook and autograder under _build/assignments/<slug>/dist/;
+# `make grade-test` also grades a blank and a wrong submission per chapter (otter assign itself fails
+# when a check, hidden ones included, fails on the reference).
+assignments: setup
+	$(PY) -m icml26.grading assign
+
+grade-test: setup
+	TQDM_DISABLE=1 $(PY) -m icml26.grading test --jobs $(JOBS)
+
+# Slides from the chapters (their slide tags; src/icml26/slides.py): _build/slides/<slug>.slides.html,
+# reveal.js through nbconvert, rendered from the Colab edition, with local reveal.js and MathJax.
+slides: colab
+	$(PY) -m icml26.slides
+
+test: unit nbval colab student slides grade-test book-strict browser
 	@echo "make test: all checks passed"
 
 # Evidence records (CONTRIBUTING.md, section 4): the chapter's `evidence` preset, headless, through

@@ -205,12 +205,15 @@ class GradeReport:
         return out
 
 
-def grade_test(slug: str) -> GradeReport:
-    """Assign, then grade the reference, a blank and (if named) a wrong submission."""
+def grade_test(slug: str, regrade_reference: bool = False, out: Path = BUILD) -> GradeReport:
+    """Assign (otter executes the reference and fails if any check, hidden ones included, fails on
+    it), then grade the blank student notebook and, where the assignment names one, a wrong answer.
+    `regrade_reference` also grades the reference with `otter run` (its scores, for a report)."""
     assignment = load_assignment(slug)
-    dist = assign(slug)
+    dist = assign(slug, out)
     name = f"{slug}-exercises.ipynb"
-    reference = grade(dist, dist / "autograder" / name)
+    full = {q.name: (float(q.points), float(q.points)) for q in assignment.questions}
+    reference = grade(dist, dist / "autograder" / name) if regrade_reference else full
     blank = grade(dist, dist / "student" / name)
     wrong_nb = wrong_submission(assignment, dist / "autograder" / name, dist / f"wrong-{name}")
     wrong = grade(dist, wrong_nb) if wrong_nb else None
@@ -221,17 +224,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["assign", "test"])
     parser.add_argument("slugs", nargs="*", help="chapters (default: every assignment)")
+    parser.add_argument("--jobs", type=int, default=1, help="chapters graded at once")
+    parser.add_argument("--regrade-reference", action="store_true",
+                        help="also grade the reference with otter run (assign already checks it)")
     args = parser.parse_args(argv)
     slugs = args.slugs or assignment_slugs()
     if args.command == "assign":
         for slug in slugs:
             print(f"{slug}: {assign(slug)}")
         return 0
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # each job runs otter subprocesses
+        reports = list(pool.map(lambda s: grade_test(s, args.regrade_reference), slugs))
+    print(f"{'chapter':24} {'questions':>9} {'reference':>10} {'blank':>8} {'wrong':>8}")
     problems = []
-    print(f"{'chapter':24} {'reference':>10} {'blank':>8} {'wrong':>8}")
-    for slug in slugs:
-        report = grade_test(slug)
-        print(f"{slug:24} {report.total(report.reference):>10} {report.total(report.blank):>8} {report.total(report.wrong):>8}")
+    for report in reports:
+        print(f"{report.slug:24} {len(report.reference):>9} {report.total(report.reference):>10} "
+              f"{report.total(report.blank):>8} {report.total(report.wrong):>8}")
         problems += report.problems()
     for p in problems:
         print("FAIL", p)

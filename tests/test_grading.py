@@ -1,0 +1,92 @@
+"""Graded exercises (icml26.grading, assignments/<slug>.py): every chapter has its set, each
+question is well formed, and otter grades a tiny assignment the way `make grade-test` relies on:
+a blank answer scores 0, a wrong one loses marks, a wrong key fails `otter assign`."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+
+import pytest
+
+from icml26 import grading
+from icml26.catalog import SLUGS, chapter_path
+
+
+def test_every_chapter_has_graded_exercises():
+    assert grading.assignment_slugs() == sorted(SLUGS)
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_assignment_is_well_formed(slug):
+    a = grading.load_assignment(slug)
+    assert 2 <= len(a.questions) <= 6, f"{slug}: {len(a.questions)} questions"
+    assert "pin_cpu_numerics" in a.setup, f"{slug}: SETUP must pin the CPU numerics (keys are exact)"
+    for q in a.questions:
+        assert "Deliverable" in q.prompt, f"{slug}/{q.name}: the prompt names no deliverable"
+        assert q.wrong, f"{slug}/{q.name}: no wrong answer for grade-test"
+    # The chapter's exercise text points at each graded question.
+    text = "".join("".join(c["source"]) for c in json.loads(chapter_path(slug).read_text())["cells"]
+                   if c["cell_type"] == "markdown")
+    for q in a.questions:
+        assert re.search(rf"`{re.escape(q.name)}`", text), f"{slug}: the chapter never names graded question {q.name!r}"
+
+
+def test_question_checks():
+    ok = dict(name="q", exercise=1, points=1, prompt="p", solution="x = 1  # SOLUTION",
+              public=("assert isinstance(x, int)",), hidden=("assert x == 1",))
+    grading.Question(**ok)
+    for bad, message in [({"name": "q 1"}, "identifier"), ({"hidden": ()}, "hidden"),
+                         ({"solution": "x = 1"}, "SOLUTION")]:
+        with pytest.raises(ValueError, match=message):
+            grading.Question(**{**ok, **bad})
+
+
+def _tiny(tmp_path, key: int):
+    (tmp_path / "tiny.py").write_text(textwrap.dedent(f'''
+        TITLE = "tiny"
+        SETUP = "import math"
+        QUESTIONS = [dict(name="square", exercise=1, points=2,
+                          prompt="*Deliverable:* `y`, the square of 7 (an int).",
+                          solution="y = 7 ** 2  # SOLUTION",
+                          public=["assert isinstance(y, int)"],
+                          hidden=["assert isinstance(y, int) and y == {key}"],
+                          wrong="y = 48")]
+        '''))
+
+
+def test_master_notebook_layout(tmp_path, monkeypatch):
+    _tiny(tmp_path, 49)
+    monkeypatch.setattr(grading, "ASSIGNMENTS", tmp_path)
+    nb = grading.master_notebook(grading.load_assignment("tiny"))
+    raw = [c.source.splitlines()[0] for c in nb.cells if c.cell_type == "raw"]
+    assert raw == ["# ASSIGNMENT CONFIG", "# BEGIN QUESTION", "# BEGIN SOLUTION", "# END SOLUTION",
+                   "# BEGIN TESTS", "# END TESTS", "# END QUESTION"]
+    hidden = [c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith("# HIDDEN")]
+    assert hidden == ["# HIDDEN\nassert isinstance(y, int) and y == 49"]
+
+
+def test_otter_grades_blank_wrong_and_reference(tmp_path, monkeypatch):
+    _tiny(tmp_path, 49)
+    monkeypatch.setattr(grading, "ASSIGNMENTS", tmp_path)
+    report = grading.grade_test("tiny", regrade_reference=True, out=tmp_path / "build")
+    assert report.reference == {"square": (2.0, 2.0)}
+    assert report.blank == {"square": (0.0, 2.0)}
+    assert 0 <= report.wrong["square"][0] < 2.0
+    assert report.problems() == []
+    student = (tmp_path / "build" / "tiny" / "dist" / "student" / "tiny-exercises.ipynb").read_text()
+    assert "y == 49" not in student and "y = ..." in student  # hidden key and answer stripped
+
+
+def test_a_wrong_key_fails_assign(tmp_path, monkeypatch):
+    _tiny(tmp_path, 50)  # the reference computes 49
+    monkeypatch.setattr(grading, "ASSIGNMENTS", tmp_path)
+    with pytest.raises(RuntimeError, match="otter assign failed"):
+        grading.assign("tiny", tmp_path / "build")
+
+
+def test_report_flags_a_blank_that_scores():
+    report = grading.GradeReport("x", {"q": (1.0, 1.0)}, {"q": (0.5, 1.0)}, {"q": (1.0, 1.0)})
+    assert any("blank answer scores" in p for p in report.problems())
+    assert any("wrong answer gets full marks" in p for p in report.problems())
