@@ -620,6 +620,21 @@ def _status_html(claim: Mapping | None) -> str:
     return f"<b>{html.escape(claim['status'])}</b>{html.escape(marks)}"
 
 
+#: A number with a minus sign inside or before it (-0.05, 5e-4, 1e-06): the browser may break a line
+#: after a hyphen-minus, which would split the number; `unbreakable_numbers` keeps each on one line.
+_BREAKABLE_NUMBER = re.compile(r"(?<![\w.>-])[-+]?\d[\d.,]*(?:[eE][-+]?\d+)?(?:-\d[\d.]*)*(?![\w.])")
+
+
+def unbreakable_numbers(markup: str) -> str:
+    """Wrap each number that holds a '-' in <span class='nobr'> (text outside tags only)."""
+    def wrap(match: re.Match) -> str:
+        token = match.group(0)
+        return f"<span class='nobr'>{token}</span>" if "-" in token else token
+
+    parts = re.split(r"(<[^>]*>)", markup)
+    return "".join(part if part.startswith("<") else _BREAKABLE_NUMBER.sub(wrap, part) for part in parts)
+
+
 def _figures_html(claim: Mapping) -> str:
     lines = [f"{html.escape(str(k))} = {html.escape(str(v))}" for k, v in claim.get("figures", {}).items()]
     lines += [html.escape(f"competence {c['arm']}: {_figure_text(c['figure'])} "
@@ -627,14 +642,14 @@ def _figures_html(claim: Mapping) -> str:
                           f"{'' if c['passed'] else ' FAILS'}") for c in claim.get("competence", [])]
     if claim.get("threshold"):
         lines.append("<i>rule:</i> " + html.escape(claim["threshold"]))
-    return "<br>".join(lines)
+    return unbreakable_numbers("<br>".join(lines))
 
 
 def _reason_html(claim: Mapping) -> str:
     parts = [html.escape(claim.get("reason", ""))] if claim.get("reason") else []
     parts += [html.escape(f"changed after a result (rule 7): {c['what']}: {c['old']} -> {c['new']} ({c['why']})")
               for c in claim.get("changes", [])]
-    return "<br>".join(parts)
+    return unbreakable_numbers("<br>".join(parts))
 
 
 def evidence_label(evidence: Mapping) -> str:

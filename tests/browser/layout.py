@@ -1,0 +1,82 @@
+"""Layout checks a reader meets at a given width (tests/browser/test_layout.py):
+
+- a display equation or code block wider than its box must show that it scrolls (the book's
+  scroll shadows: a `local` gradient background); at 1280 px no display equation may overflow;
+- no word in a table cell is broken across lines, except at a hyphen between word characters
+  (a number such as 5e-4 or -0.05 must stay whole);
+- every image in a cell output or figure has alt text that describes it (not empty, not a file
+  path) and a caption (a figure caption around it).
+"""
+from __future__ import annotations
+
+COLLECT = r"""
+(width) => {
+  const out = {overflow: [], broken: [], images: []};
+  const where = (el) => { const c = el.closest('.cell'); const s = el.closest('section[id]');
+    return c ? `cell #${[...document.querySelectorAll('.cell')].indexOf(c)}` : (s ? `#${s.id}` : 'page'); };
+  const boxes = [...document.querySelectorAll('.bd-article div.math, .bd-article mjx-container[display="true"], .bd-article div.highlight pre')];
+  for (const el of boxes) {
+    if (el.scrollWidth <= el.clientWidth + 1) continue;
+    const style = getComputedStyle(el);
+    const cue = /gradient/.test(style.backgroundImage) && /local/.test(style.backgroundAttachment)
+      && /auto|scroll/.test(style.overflowX);
+    const isMath = !el.matches('pre');
+    out.overflow.push({kind: isMath ? 'display equation' : 'code block', cue,
+                       by: el.scrollWidth - el.clientWidth, where: where(el),
+                       text: el.textContent.trim().slice(0, 50)});
+  }
+  for (const td of document.querySelectorAll('.bd-article td, .bd-article th')) {
+    const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const re = /\S+/g; let m;
+      while ((m = re.exec(node.data))) {
+        const word = m[0];
+        if (word.length < 2) continue;
+        let firstTop = null, breakAt = -1;
+        for (let i = 0; i < word.length; i++) {
+          const r = document.createRange(); r.setStart(node, m.index + i); r.setEnd(node, m.index + i + 1);
+          const rect = [...r.getClientRects()].find((x) => x.width > 0);
+          if (!rect) continue;
+          if (firstTop === null) firstTop = Math.round(rect.top);
+          else if (Math.round(rect.top) > firstTop + 2) { breakAt = i; break; }
+        }
+        if (breakAt < 0) continue;
+        const before = word[breakAt - 1] || '', prior = word[breakAt - 2] || '', next = word[breakAt] || '';
+        const atHyphen = (before === '-' || before === '/') && /[\w)]/.test(prior) && /[A-Za-z]/.test(next);
+        if (!atHyphen) out.broken.push({word, where: where(td)});
+      }
+    }
+  }
+  for (const img of document.querySelectorAll('.bd-article img')) {
+    if (!img.closest('.cell_output, .output, figure')) continue;
+    const alt = (img.getAttribute('alt') || '').trim();
+    const fig = img.closest('figure');
+    const caption = fig && fig.querySelector('figcaption') ? fig.querySelector('figcaption').innerText.trim() : '';
+    out.images.push({src: (img.getAttribute('src') || '').slice(0, 80), alt, caption, where: where(img)});
+  }
+  return out;
+}
+"""
+
+PATH_LIKE = (".png", ".svg", ".jpg", ".jpeg", ".gif", "/", "\\")
+
+
+def layout_problems(page, width: int) -> list[str]:
+    """The layout problems of the page open in `page` at this viewport width."""
+    facts = page.evaluate(COLLECT, width)
+    problems = []
+    for box in facts["overflow"]:
+        label = f"{box['kind']} at {box['where']} ({box['text']!r}) overflows by {box['by']} px"
+        if not box["cue"]:
+            problems.append(f"{label} with no visible scroll cue")
+        elif width >= 1280 and box["kind"] == "display equation":
+            problems.append(f"{label} at {width} px: break it into aligned lines")
+    for item in facts["broken"]:
+        problems.append(f"table cell at {item['where']}: the word {item['word']!r} breaks across lines")
+    for img in facts["images"]:
+        alt = img["alt"]
+        if not alt or alt.lower().endswith(PATH_LIKE) or alt.lower().startswith(("_images", "http", "../")) or "/" in alt:
+            problems.append(f"image {img['src']} at {img['where']}: alt text {alt!r} does not describe it")
+        if not img["caption"]:
+            problems.append(f"image {img['src']} at {img['where']}: no caption")
+    return problems
