@@ -222,8 +222,8 @@ def compute_rows() -> list[list[str]]:
 class ComputeSheet(Directive):
     def run(self):
         _depend_on_the_chapters(self)
-        headers = ("Chapter", "reduced, CPU (measured)", "evidence, CPU (measured)",
-                   "full (the package's estimate)", "full on a GPU (measured)", "full on a free Colab T4")
+        headers = ("Chapter", "Reduced, CPU", "Evidence, CPU", "Full (estimate)", "Full, GPU",
+                   "Full on a free Colab T4")
         rows = [[_paragraph(_link(slug, row[0]))] + row[1:] for slug, row in zip(SLUGS, compute_rows())]
         return [_table(headers, rows, ["course-compute"])]
 

@@ -43,6 +43,18 @@ BUILD = REPO / "_build" / "assignments"
 TESTS_URL = "https://raw.githubusercontent.com/icml26-runnable/icml26-runnable/{branch}/assignments/{slug}/tests/"
 
 
+# The first cell: on Colab, install the book's package and the grader (Colab's own torch, numpy and
+# ipywidgets are kept); then the grader, which fetches the public checks on Colab.
+INIT = """\
+import sys, subprocess
+if "google.colab" in sys.modules:  # on Colab only
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "otter-grader",
+                    "icml26 @ git+https://github.com/icml26-runnable/icml26-runnable"], check=True)
+import otter
+grader = otter.Notebook("{slug}-exercises.ipynb", tests_url_prefix="{url}")
+"""
+
+
 @dataclass(frozen=True)
 class Question:
     """One graded exercise. `solution` is the reference answer cell: otter's markers (`# SOLUTION`
@@ -107,7 +119,7 @@ def master_notebook(assignment: Assignment, branch: str = "colab") -> nbformat.N
     config = textwrap.dedent(f"""\
         # ASSIGNMENT CONFIG
         name: {assignment.slug}-exercises
-        init_cell: true
+        init_cell: false
         check_all_cell: false
         export_cell: false
         run_tests: true
@@ -122,6 +134,7 @@ def master_notebook(assignment: Assignment, branch: str = "colab") -> nbformat.N
                                            f"`{assignment.slug}`. Write your answer where you see `...`, "
                                            "then run the `grader.check` cell below it: it runs the public "
                                            "checks. Your grade comes from hidden checks on the same answers."),
+             _code(INIT.format(slug=assignment.slug, url=TESTS_URL.format(branch=branch, slug=assignment.slug))),
              _code(assignment.setup)]
     for q in assignment.questions:
         cells += [raw(f"# BEGIN QUESTION\nname: {q.name}\npoints: {q.points}"),
