@@ -16,7 +16,6 @@ book's pinned local copies (book/vendor), so the deck works offline.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -72,9 +71,9 @@ def tag_chapters(slugs=SLUGS, keep_existing: bool = True) -> dict[str, int]:
         path = chapter_path(slug)
         nb = nbformat.read(path, as_version=4)
         done[slug] = tag_notebook(nb, keep_existing)
-        if done[slug]:
-            text = json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
-            path.write_text(text, encoding="utf-8")
+        if done[slug]:  # nbformat's own layout; the file's final newline kept as it was
+            ending = "\n" if path.read_text(encoding="utf-8").endswith("\n") else ""
+            path.write_text(nbformat.writes(nb) + ending, encoding="utf-8")
     return done
 
 
