@@ -32,5 +32,5 @@ def test_the_rule():
     nb = nbformat.v4.new_notebook(cells=[md("intro"), md("## A"), code("y = 2")])
     nb.cells[2].metadata["slideshow"] = {"slide_type": "fragment"}  # set by hand: kept
     assert slides.tag_notebook(nb) == 2
-    assert [c.metadata.slideshow.slide_type for c in nb.cells] == ["slide", "slide", "fragment"]
+    assert [c.metadata["slideshow"]["slide_type"] for c in nb.cells] == ["slide", "slide", "fragment"]
     assert slides.untagged_cells(nb) == []
