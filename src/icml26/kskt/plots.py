@@ -35,13 +35,16 @@ def plot_layout(ids, ax=None):
 
 
 def plot_curves(res: ExperimentResult):
-    """Teacher-forced slot accuracy vs training step, KSKT vs the matched Qwen3 (mean over seeds)."""
-    fig, axes = book_figure(2, 2, height=4.6, sharey=True, sharex=True)
+    """Teacher-forced slot accuracy vs training step, KSKT vs the matched Qwen3: one thin line per
+    seed (the ledger decides per seed) and the mean over seeds as the thick line."""
+    fig, axes = book_figure(2, 2, height=4.8, sharey=True, sharex=True)
     for ax, slot in zip(axes.flat, ("r1", "r3", "r2", "r2_conflict")):
         for which, colour, label in (("kskt", METHOD, "KSKT"), ("baseline", BASELINE, "Qwen3 (matched)")):
             logs = [s.log_kskt if which == "kskt" else s.log_base for s in res.seeds]
-            acc = np.array([[d[slot] for d in lg.slot_acc] for lg in logs])
-            ax.plot(logs[0].eval_steps, acc.mean(0), "o-", color=colour, label=label)
+            acc = np.array([[d[slot] for d in lg.slot_acc] for lg in logs])  # (seeds, evals)
+            for row in acc:
+                ax.plot(logs[0].eval_steps, row, "-", color=colour, lw=0.8, alpha=0.45)
+            ax.plot(logs[0].eval_steps, acc.mean(0), "o-", color=colour, lw=2, label=f"{label} (mean)")
         ax.set_title({"r1": "r1: style (character)", "r3": "r3: empathy (user)", "r2": "r2: relationship (both)",
                       "r2_conflict": "r2 on conflict items"}[slot])
         integer_ticks(ax, "x")
@@ -49,26 +52,43 @@ def plot_curves(res: ExperimentResult):
         ax.set_xlabel("training step")
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy")
-    axes[0, 0].legend()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    handles.append(plt.Line2D([], [], color="0.4", lw=0.8, alpha=0.6))
+    labels.append("one seed")
+    fig.legend(handles, labels, loc="lower center", ncol=3, bbox_to_anchor=(0.5, -0.02), frameon=False)
+    fig.subplots_adjust(bottom=0.2)
     return fig
 
 
-POOL_TITLES = {"prompt": "prompt average", "late": "after both spans (criterion)", "all": "all tokens"}
+# Probe bars: their own colours (the book's method/baseline colours mean KSKT/Qwen3 elsewhere).
+ON_TARGET, OFF_TARGET = "#5e3c99", "#b2abd2"
+POOL_TITLES = {"prompt": "(b) prompt average", "late": "(a) after both spans\n(the criterion)",
+               "all": "(c) all tokens"}
 
 
 def plot_probes(res: ExperimentResult):
-    """The 2 x 2 probe cross-dissociation (mean over seeds) for the three poolings of
-    `experiment.stream_features`: late (the criterion: the positions that see both spans), the
-    prompt average and all tokens (diagnostics)."""
-    fig, axes = book_figure(1, 3, height=2.9, sharey=True)
+    """The 2 x 2 probe cross-dissociation for the three poolings of `experiment.stream_features`:
+    (a) late (the criterion: the positions that see both spans), (b) the prompt average and (c) all
+    tokens (diagnostics). Bars: the mean over seeds; dots: each seed."""
+    fig, axes = book_figure(1, 3, height=3.3, sharey=True)
+    rng = np.random.default_rng(0)  # horizontal jitter of the seed dots only
     for ax, pool in zip(axes, ("late", "prompt", "all")):
-        vals = [res.probe(p, pool).mean() for p in PROBES]
-        ax.bar(range(4), vals, color=[METHOD, BASELINE, METHOD, BASELINE])
-        ax.set_xticks(range(4), [PROBE_LABELS[p] for p in PROBES])
+        per_seed = [np.asarray(res.probe(p, pool), float) for p in PROBES]
+        ax.bar(range(4), [v.mean() for v in per_seed], color=[ON_TARGET, OFF_TARGET, ON_TARGET, OFF_TARGET])
+        for i, v in enumerate(per_seed):
+            ax.plot(i + rng.uniform(-0.15, 0.15, len(v)), v, "o", color="black", mec="white", mew=0.6, ms=4)
+        ax.set_xticks(range(4), [PROBE_LABELS[p] for p in PROBES], fontsize=7.5)
         ax.axhline(0.25, ls=":", color="k", lw=1)
         ax.axhline(1 / 6, ls="--", color="k", lw=1)
         ax.set_title(POOL_TITLES[pool])
     axes[0].set_ylabel("probe accuracy")
+    legend = [plt.Rectangle((0, 0), 1, 1, color=ON_TARGET), plt.Rectangle((0, 0), 1, 1, color=OFF_TARGET),
+              plt.Line2D([], [], marker="o", ls="", color="black", ms=4),
+              plt.Line2D([], [], ls=":", color="k"), plt.Line2D([], [], ls="--", color="k")]
+    fig.legend(legend, ["on-target probe (stream reads its own span)", "off-target probe", "one seed",
+                        "chance, style (1/4)", "chance, topic (1/6)"],
+               loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0.0), frameon=False, fontsize=8)
+    fig.subplots_adjust(bottom=0.33)
     return fig
 
 
