@@ -92,3 +92,9 @@ def test_colab_notebook_has_the_quiz_cells():
     assert quiz == [f'from icml26.common.selfcheck import show\nshow("{slug}", "predict")',
                     f'from icml26.common.selfcheck import show\nshow("{slug}", "review")']
     assert not any("{self-check}" in c.source for c in edition.cells if c.cell_type == "markdown")
+
+
+def test_inline_math_is_typeset_on_the_page():
+    html = selfcheck._text_html("the gain $g = a - b$ costs $5 in total & more")
+    assert "<span class='math notranslate nohighlight'>\\(g = a - b\\)</span>" in html
+    assert "costs $5 in total &amp; more" in html  # a lone dollar stays text, and is escaped

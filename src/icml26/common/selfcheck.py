@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import sys
 from dataclasses import dataclass
 from importlib import resources
@@ -141,13 +142,28 @@ window.icml26SelfCheck = window.icml26SelfCheck || function (button) {
 </script>"""
 
 
+_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?P<tex>[^$\n]+?)(?<![\\\s])\$")
+
+
+def _text_html(text: str) -> str:
+    """Escaped text whose `$...$` becomes the inline-math element MathJax typesets on the book's
+    pages (Sphinx's `span.math` with `\\( \\)` delimiters)."""
+    parts, last = [], 0
+    for match in _INLINE_MATH.finditer(text):
+        parts.append(html.escape(text[last:match.start()]))
+        parts.append(f"<span class='math notranslate nohighlight'>\\({html.escape(match['tex'])}\\)</span>")
+        last = match.end()
+    parts.append(html.escape(text[last:]))
+    return "".join(parts)
+
+
 def _question_html(q: Question, qid: str, number: int) -> str:
-    prompt = html.escape(q.prompt)
+    prompt = _text_html(q.prompt)
     if q.kind == "choice":
-        body = "".join(f"<label><input type='radio' name='{qid}' value='{i}'> {html.escape(o)}</label>"
+        body = "".join(f"<label><input type='radio' name='{qid}' value='{i}'> {_text_html(o)}</label>"
                        for i, o in enumerate(q.options))
         data = f"data-kind='choice' data-answer='{q.answer}'"
-        right = html.escape(q.options[q.answer])
+        right = _text_html(q.options[q.answer])
     else:
         body = (f"<label>Your answer: <input type='text' inputmode='decimal' size='10' "
                 f"aria-label='answer to question {number}'></label>")
@@ -157,7 +173,7 @@ def _question_html(q: Question, qid: str, number: int) -> str:
             f"<div class='selfcheck-options'>{body}</div>"
             "<button type='button' onclick='icml26SelfCheck(this)'>Check</button>"
             "<div class='selfcheck-result' hidden role='status'><span class='selfcheck-verdict'></span> "
-            f"<span class='selfcheck-explain' hidden>The answer: {right}. {html.escape(q.explain)}</span></div></div>")
+            f"<span class='selfcheck-explain' hidden>The answer: {right}. {_text_html(q.explain)}</span></div></div>")
 
 
 def quiz_html(slug: str, part: str = "review") -> str:
