@@ -55,8 +55,7 @@ def plot_curves(res: ExperimentResult):
     handles, labels = axes[0, 0].get_legend_handles_labels()
     handles.append(plt.Line2D([], [], color="0.4", lw=0.8, alpha=0.6))
     labels.append("one seed")
-    fig.legend(handles, labels, loc="lower center", ncol=3, bbox_to_anchor=(0.5, -0.02), frameon=False)
-    fig.subplots_adjust(bottom=0.2)
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, frameon=False)
     return fig
 
 
@@ -87,8 +86,7 @@ def plot_probes(res: ExperimentResult):
               plt.Line2D([], [], ls=":", color="k"), plt.Line2D([], [], ls="--", color="k")]
     fig.legend(legend, ["on-target probe (stream reads its own span)", "off-target probe", "one seed",
                         "chance, style (1/4)", "chance, topic (1/6)"],
-               loc="lower center", ncol=3, bbox_to_anchor=(0.5, 0.0), frameon=False, fontsize=8)
-    fig.subplots_adjust(bottom=0.33)
+               loc="outside lower center", ncol=2, frameon=False, fontsize=8)
     return fig
 
 
