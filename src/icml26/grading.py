@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="chapters graded at once")
     parser.add_argument("--regrade-reference", action="store_true",
                         help="also grade the reference with otter run (assign already checks it)")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     slugs = args.slugs or assignment_slugs()
     if args.command == "assign":
         for slug in slugs:
