@@ -1,8 +1,9 @@
-"""Sphinx extension: the claims ledgers on the built pages keep their numbers whole.
+"""Sphinx extension: the tables on the chapter pages keep their numbers whole.
 
-A stored ledger table (icml26.common.ledger.ledger_table_html, in a chapter's output) may predate
-`unbreakable_numbers`; after the build each chapter page's ledger tables get it, so a figure such
-as 5e-4 or -0.047 never breaks across lines at its minus sign. The layout itself is book.css.
+A stored table (the claims ledger of icml26.common.ledger, a results table a cell displays) may
+predate `unbreakable_numbers`; after the build every table on a chapter page gets it, so a figure
+such as 5e-4, -0.047 or 0.10-0.14 never breaks across lines at its minus sign or dash. The ledger's
+layout itself is book.css.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from icml26.common.ledger import unbreakable_numbers
 
-LEDGER_TABLE = re.compile(r"<table class='ledger'>.*?</table>", re.S)
+TABLE = re.compile(r"<table\b.*?</table>", re.S)
 
 
 def keep_numbers_whole(app, exception) -> None:
@@ -19,7 +20,7 @@ def keep_numbers_whole(app, exception) -> None:
         return
     for page in (Path(app.outdir) / "chapters").glob("*.html"):
         text = page.read_text(encoding="utf-8")
-        fixed = LEDGER_TABLE.sub(lambda m: unbreakable_numbers(m.group(0)) if "nobr" not in m.group(0)
+        fixed = TABLE.sub(lambda m: unbreakable_numbers(m.group(0)) if "nobr" not in m.group(0)
                                  else m.group(0), text)
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")

@@ -50,6 +50,7 @@ import sys, subprocess
 if "google.colab" in sys.modules:  # on Colab only
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "otter-grader",
                     "icml26 @ git+https://github.com/icml26-runnable/icml26-runnable"], check=True)
+import icml26.numerics; icml26.numerics.pin_cpu_numerics()  # before otter imports numpy
 import otter
 grader = otter.Notebook("{slug}-exercises.ipynb", tests_url_prefix="{url}")
 """

@@ -10,6 +10,10 @@ from bookinfo import toc_files
 from layout import layout_problems
 
 WIDTHS = (1280, 412)
+# Chapters whose figures still lack captions and alt text (cell metadata `mystnb`): every other
+# check runs on them; the test fails once one of them is captioned, so that it leaves this list.
+CAPTIONS_PENDING = {"chapters/reconfigure", "chapters/lmac", "chapters/model_clone", "chapters/tam",
+                    "chapters/dq_sync", "chapters/planar_symmetry", "chapters/prism"}
 
 BROKEN_PAGE = """<!doctype html><html><head><style>
   .bd-article { width: 300px; } table { width: 90px; table-layout: fixed; } td { word-break: break-all; }
@@ -30,10 +34,12 @@ def test_layout(path, width, built_book, server, browser):
         page.set_viewport_size({"width": width, "height": 900})
         page.goto(f"{server.url}{path}.html")
         page.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
-        problems = layout_problems(page, width)
+        problems = layout_problems(page, width, captions=path not in CAPTIONS_PENDING)
+        uncaptioned = path in CAPTIONS_PENDING and any("no caption" in p for p in layout_problems(page, width))
     finally:
         page.close()
     assert not problems, f"{path} at {width} px:\n" + "\n".join(problems[:40])
+    assert uncaptioned or path not in CAPTIONS_PENDING, f"{path} is captioned now: remove it from CAPTIONS_PENDING"
 
 
 @pytest.mark.parametrize("width", WIDTHS)
