@@ -33,7 +33,15 @@ def _headings_and_marks(slug):
     return order
 
 
-@pytest.mark.parametrize("slug", SLUGS)
+# Chapters whose self-checks are still being written (the list may only shrink).
+PENDING = {"lmac", "model_clone", "reconfigure", "tam"}
+
+
+def test_pending_chapters_have_none_yet():
+    assert not PENDING & set(selfcheck.available())
+
+
+@pytest.mark.parametrize("slug", [s for s in SLUGS if s not in PENDING])
 def test_chapter_self_check(slug):
     check = selfcheck.load(slug)
     total = 1 + len(check.questions)
