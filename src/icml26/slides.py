@@ -121,9 +121,7 @@ def write_slides(slugs=SLUGS, source: Path | None = None, out: Path | None = Non
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing: run `make colab` first")
         nb = nbformat.read(path, as_version=4)
-        missing = untagged_cells(nb)
-        if missing:
-            raise ValueError(f"{slug}: cells {missing[:5]} have no slide tag; run `python -m icml26.slides --tag`")
+        tag_notebook(nb)  # a cell without a stored tag gets the rule's (tests/test_slide_tags.py wants them stored)
         nb.metadata.pop("widgets", None)  # widget state needs the online widget manager; the deck is static
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": slug}})
         target = out / f"{slug}.slides.html"
