@@ -160,7 +160,9 @@ def _text_html(text: str) -> str:
 def _question_html(q: Question, qid: str, number: int) -> str:
     prompt = _text_html(q.prompt)
     if q.kind == "choice":
-        body = "".join(f"<label><input type='radio' name='{qid}' value='{i}'> {_text_html(o)}</label>"
+        # aria-label: an option written only in math has no text a screen reader finds in the label
+        body = "".join(f"<label><input type='radio' name='{qid}' value='{i}' aria-label='{html.escape(o, quote=True)}'> "
+                       f"{_text_html(o)}</label>"
                        for i, o in enumerate(q.options))
         data = f"data-kind='choice' data-answer='{q.answer}'"
         right = _text_html(q.options[q.answer])
