@@ -15,13 +15,17 @@ from icml26.common.ledger import unbreakable_numbers
 TABLE = re.compile(r"<table\b.*?</table>", re.S)
 
 
+def _skip(table: str) -> bool:
+    """Tables already done, and tables with math (a span inside TeX would break MathJax)."""
+    return "nobr" in table or "\\(" in table or "math notranslate" in table
+
+
 def keep_numbers_whole(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
     for page in (Path(app.outdir) / "chapters").glob("*.html"):
         text = page.read_text(encoding="utf-8")
-        fixed = TABLE.sub(lambda m: unbreakable_numbers(m.group(0)) if "nobr" not in m.group(0)
-                                 else m.group(0), text)
+        fixed = TABLE.sub(lambda m: m.group(0) if _skip(m.group(0)) else unbreakable_numbers(m.group(0)), text)
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")
 
