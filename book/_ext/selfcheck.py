@@ -1,6 +1,6 @@
 """Sphinx extension: the `{self-check} predict|review` directive.
 
-It renders a chapter's self-check (`icml26/selfcheck/<slug>.yml`, the slug from the page's name) as
+It renders a chapter's self-check (`icml26/common/selfchecks/<slug>.yml`, the slug from the page's name) as
 static HTML whose few lines of JavaScript check an answer in the browser, so the quiz works on the
 published page without a kernel (icml26.common.selfcheck.quiz_html). The Colab edition turns the
 same directive into a code cell that shows the quiz (icml26.colab).

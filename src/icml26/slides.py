@@ -26,7 +26,7 @@ from icml26.catalog import SLUGS, chapter_path, project_root
 
 SLIDE, SUBSLIDE, CONTINUE, SKIP = "slide", "subslide", "-", "skip"
 SKIPPED_TAGS = {"solution", "parameters", "self-check", "colab-references"}
-TEMPLATE = Path(__file__).resolve().parent / "slide_template"
+TEMPLATE = Path(__file__).resolve().parent / "common" / "slide_template"
 
 
 def slide_type(cell) -> str:

@@ -1,6 +1,6 @@
 """Self-check questions: a chapter's auto-checked quiz, in the published book and in a notebook.
 
-Each chapter's questions live in `icml26/selfcheck/<slug>.yml`: one `predict` question (asked before
+Each chapter's questions live in `icml26/common/selfchecks/<slug>.yml`: one `predict` question (asked before
 the chapter's main run; its answer is what the run shows) and 7 to 11 `questions` (multiple choice,
 or a number with a tolerance). `quiz_html` renders them as static HTML with a few lines of
 JavaScript that check an answer in the browser, so the quiz works with no kernel: on the published
@@ -109,14 +109,14 @@ def parse(slug: str, data) -> SelfCheck:
 
 def load(slug: str) -> SelfCheck:
     """A chapter's self-check, read from the package (so it works on a Colab install too)."""
-    path = resources.files("icml26") / "selfcheck" / f"{slug}.yml"
+    path = resources.files("icml26") / "common" / "selfchecks" / f"{slug}.yml"
     if not path.is_file():
-        raise FileNotFoundError(f"no self-check for {slug!r} (expected icml26/selfcheck/{slug}.yml)")
+        raise FileNotFoundError(f"no self-check for {slug!r} (expected icml26/common/selfchecks/{slug}.yml)")
     return parse(slug, yaml.safe_load(path.read_text(encoding="utf-8")))
 
 
 def available() -> list[str]:
-    folder = resources.files("icml26") / "selfcheck"
+    folder = resources.files("icml26") / "common" / "selfchecks"
     return sorted(p.name.removesuffix(".yml") for p in folder.iterdir() if p.name.endswith(".yml"))
 
 
