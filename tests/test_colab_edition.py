@@ -255,6 +255,8 @@ def test_converter_rules():
     assert convert("(my-label)=\n## Head\n% hidden\n+++\nText") == '<a id="my-label"></a>\n## Head\nText'
     assert convert("{doc}`../book/course`") == f"[{colab.document_titles()['book/course']}]({book}/book/course.html)"
     assert convert("{math}`x^2` and H{sub}`2`O") == "$x^2$ and H<sub>2</sub>O"
+    assert convert("The {term}`MUPE <MUPE (Mutual-Understanding Position Encoding)>` and the {term}`alcove`.") == \
+        "The MUPE and the alcove."  # glossary terms: plain text (the glossary is the book's page)
     ref = colab.load_references()["w2sg_xu2026"]
     assert convert("{cite:t}`w2sg_xu2026`") == f"[{ref.author}](#ref-w2sg_xu2026) ({ref.year})"
     with pytest.raises(colab.ConversionError, match="unknown_key"):

@@ -65,15 +65,21 @@ def test_a_path_out_of_the_table_s_order_is_refused():
 
 
 def test_the_glossary_defines_the_terms_the_chapters_left_undefined():
-    """book/glossary.md (in the toc): a definition list with each term the pages used undefined."""
-    import re
-
+    """book/glossary.md (in the toc): a {glossary} directive with each term the pages used undefined."""
+    from icml26 import glossary
     from icml26.catalog import project_root
 
     text = (project_root() / "book" / "glossary.md").read_text(encoding="utf-8")
-    terms = re.findall(r"^(\S[^\n]*)\n: ", text, re.M)
-    for needed in ("free module", "alcove", "Reynolds", "root sine", "linear character", "SIMP", "MUPE", "DSAA",
-                   "BRM", "SAMOE", "FiLM", "BRIDGER", "Falcon", "fragile", "competence check", "stand-in"):
-        assert any(needed.lower() in t.lower() for t in terms), f"{needed!r} is not defined in the glossary"
-    assert terms == sorted(terms, key=str.lower), "glossary terms are not in alphabetical order"
+    needed = ("free module", "alcove", "Reynolds", "root sine", "linear character", "SIMP", "MUPE", "DSAA",
+              "BRM", "SAMOE", "FiLM", "BRIDGER", "Falcon", "fragile", "competence check", "stand-in")
+    assert glossary.page_problems(text, needed) == []
     assert "book/glossary" in (project_root() / "book" / "_toc.yml").read_text()
+    # ... and the check fails when a needed term is missing or two terms change places
+    entries = glossary.read_glossary(text)
+    first, second = entries[0].term, entries[1].term
+    without_mupe = text.replace("\nMUPE (", "\nMUPX (")
+    assert "'MUPE' is not defined in the glossary" in glossary.page_problems(without_mupe, needed)
+    swapped = text.replace(f"\n{first}\n", "\n@@\n").replace(f"\n{second}\n", f"\n{first}\n") \
+        .replace("\n@@\n", f"\n{second}\n")
+    assert f"the glossary is out of alphabetical order: {second!r} comes before {first!r}" in \
+        glossary.page_problems(swapped, needed)
