@@ -4,6 +4,9 @@
     python -m icml26.runner --all
     python -m icml26.runner --all --device cuda --output-dir _build/scratch   (stored notebooks untouched)
 
+The chapters' Explore panels are stored static (ICML26_EXPLORE=static, icml26.common.explorer):
+every view precomputed, so the published page needs no kernel.
+
 Papermill only warns about a parameter the notebook does not declare; this runner refuses
 it, and refuses unknown chapters, presets and devices, before anything runs.
 """
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from .catalog import SLUGS, chapter_path, written_chapters
 from .common.device import VALID_DEVICES, _DEVICE_PATTERN
+from .common.explorer import ENV as EXPLORE_ENV
 from .common.presets import PRESET_NAMES
 from .numerics import pinned_environment
 
@@ -93,6 +97,9 @@ def run_chapter(slug: str, parameters: dict[str, object], output_dir=None) -> fl
     os.environ.update(pinned_environment())
     # Stored outputs hold no progress-bar remnants; a reader's interactive run shows the bars.
     os.environ["TQDM_DISABLE"] = "1"
+    # Explore panels are stored for a page with no kernel: every view precomputed, swapped by a
+    # few lines of JavaScript (icml26.common.explorer); a reader's live notebook gets ipywidgets.
+    os.environ[EXPLORE_ENV] = "static"
 
     path = written_notebook(slug)
     import nbformat

@@ -54,7 +54,7 @@ COLLECT = r"""
   for (const img of document.querySelectorAll('.bd-article img')) {
     if (!img.closest('.cell_output, .output, figure')) continue;
     // Explore's live view is drawn by a widget (its frames come from the widget state); the
-    // static Explore helper will caption it. Checked here: figures the notebook itself stores.
+    // static Explore panel (icml26.common.explorer) stores plain images, checked here with the rest.
     if (img.closest('.widget-subarea, .jupyter-widgets, .lm-Widget')) continue;
     const alt = (img.getAttribute('alt') || '').trim();
     const fig = img.closest('figure');
