@@ -39,9 +39,18 @@ FORMS: dict[str, tuple[str, ...]] = {
     "SAMOE (Self-Awareness MoE)": ("SAMOE", "Self-Awareness MoE", "self-awareness mixture of experts"),
     "straight-through estimator": ("straight-through",),
     "Wasserstein distance": ("Wasserstein",),
-    "Weisfeiler–Lehman kernel": ("Weisfeiler–Lehman",),
+    "W2SG (weak-to-strong generalization)": ("W2SG", "W2S", "weak-to-strong generalization"),
+    "Weisfeiler–Lehman kernel": ("Weisfeiler–Lehman", "WL"),
     "SwiGLU (Swish-gated linear unit)": ("SwiGLU", "Swish-gated linear unit"),
 }
+
+#: Terms whose spelled-out words are everyday phrases ('language model', 'reinforcement learning'),
+#: often part of a longer name: only the acronym counts as a use.
+ACRONYM_ONLY: frozenset[str] = frozenset({
+    "ALiBi", "BLEU", "BOS", "CART", "CFLP", "CLM", "CNN", "COMET", "CPO", "DAG", "EMA", "FFN", "FFT", "GELU",
+    "GRU", "IRLS", "LayerNorm", "LM", "LoRA", "LSTM", "MAPPO", "MARL", "MIS", "MLLM", "MLP", "MSE", "PGR", "RBF",
+    "ReLU", "RL", "RMS", "RMSE", "RNN", "SGD", "SiLU", "SVD", "VE", "VLM",
+})
 
 #: Forms matched by a regular expression of their own (a word that is part of a longer term).
 PATTERNS: dict[str, str] = {
@@ -85,6 +94,8 @@ class Entry:
         """The words that count as a use of the term in a chapter (`FORMS` overrides the rule)."""
         if self.term in FORMS:
             return FORMS[self.term]
+        if self.head in ACRONYM_ONLY:
+            return (self.head,)
         match = re.search(r"\s\((?P<inner>[^()]*)\)$", self.term)
         if match is None:
             return (self.term,)
@@ -100,13 +111,13 @@ class Entry:
 def _form_pattern(form: str) -> str:
     """A form as a regular expression: spaces and dashes interchangeable, whole words only.
 
-    A form in lower case matches in any case; otherwise only its first letter may change case
-    (so 'MoE' does not match 'moe', and 'LLM' matches 'LLMs').
+    A form of several words, or in lower case, matches in any case; a single word with capitals
+    only with its first letter changed (so 'MoE' does not match 'moe', and 'LLM' matches 'LLMs').
     """
     parts = [p for p in re.split(r"[\s\-–]+", form) if p]
     glue = r"[\s\-–]+"
     body = glue.join(re.escape(p) for p in parts)
-    if form == form.lower():
+    if form == form.lower() or len(parts) > 1:
         body = f"(?i:{body})"
     elif form[0].isalpha():
         body = f"[{form[0].upper()}{form[0].lower()}]" + body[len(re.escape(form[0])):]
