@@ -116,13 +116,14 @@ student: colab
 
 # Graded exercises (assignments/<slug>.py, src/icml26/grading.py): `make assignments` writes each
 # chapter's otter-grader student notebook and autograder under _build/assignments/<slug>/dist/;
-# `make grade-test` also grades a blank and a wrong submission per chapter (otter assign itself fails
-# when a check, hidden ones included, fails on the reference).
+# `make grade-test` scores each question's reference (full marks), blank (0) and wrong answer (must
+# lose marks) with otter's test files in one execution per chapter; OTTER=1 grades three whole
+# submissions per chapter with `otter run` instead.
 assignments: setup
 	$(PY) -m icml26.grading assign
 
 grade-test: setup
-	TQDM_DISABLE=1 $(PY) -m icml26.grading test --jobs $(JOBS)
+	TQDM_DISABLE=1 $(PY) -m icml26.grading test --jobs $(JOBS) $(if $(OTTER),--otter)
 
 # Slides from the chapters (their slide tags; src/icml26/slides.py): _build/slides/<slug>.slides.html,
 # reveal.js through nbconvert, rendered from the Colab edition, with local reveal.js and MathJax.

@@ -95,3 +95,37 @@ def test_report_flags_a_blank_that_scores():
     report = grading.GradeReport("x", {"q": (1.0, 1.0)}, {"q": (0.5, 1.0)}, {"q": (1.0, 1.0)})
     assert any("blank answer scores" in p for p in report.problems())
     assert any("wrong answer gets full marks" in p for p in report.problems())
+
+
+def test_one_run_scores_reference_blank_and_wrong_like_otter_run(tmp_path, monkeypatch):
+    """grade_in_one_run (what make grade-test does) gives the scores otter run gives, per question."""
+    _tiny(tmp_path, 49)
+    monkeypatch.setattr(grading, "ASSIGNMENTS", tmp_path)
+    report = grading.grade_in_one_run("tiny", out=tmp_path / "build")
+    assert report.reference == {"square": (2.0, 2.0)}
+    assert report.blank == {"square": (0.0, 2.0)}
+    assert report.wrong["square"][0] == 1.0  # the public type check passes, the hidden key fails
+    assert report.problems() == []
+
+
+def test_one_run_catches_checks_that_cannot_fail(tmp_path, monkeypatch):
+    """A hidden check that passes on anything lets the blank and the wrong answer score: flagged."""
+    (tmp_path / "loose.py").write_text(textwrap.dedent('''
+        TITLE = "loose"
+        SETUP = "import math"
+        QUESTIONS = [dict(name="square", exercise=1, points=2, prompt="*Deliverable:* `y`.",
+                          solution="y = 7 ** 2  # SOLUTION", public=["assert True"], hidden=["assert True"],
+                          wrong="y = 48")]
+        '''))
+    monkeypatch.setattr(grading, "ASSIGNMENTS", tmp_path)
+    problems = grading.grade_in_one_run("loose", out=tmp_path / "build").problems()
+    assert "loose: a blank answer scores on square (2/2)" in problems
+    assert "loose: the wrong answer gets full marks on square" in problems
+
+
+def test_a_variant_leaves_the_state_as_it_was():
+    env = {"x": 1}
+    tests = grading.Path(__file__).parent  # any folder: the missing test file must raise after the restore
+    with pytest.raises(FileNotFoundError):
+        grading.score_variants("absent", {"wrong": "x = 2\ny = 3"}, env, str(tests))
+    assert env == {"x": 1}

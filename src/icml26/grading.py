@@ -11,10 +11,13 @@ and `otter assign` turns that into
 - `autograder/`: the reference solutions, the public *and hidden* checks and the zip that
   `otter run` grades a submission with (no Docker needed).
 
-`otter assign` executes the reference solutions and fails if any check, hidden ones included, fails
-on them. `make grade-test` then grades three submissions per chapter with `otter run`: the reference
-(must score full marks), the blank student notebook (must score 0 on every question) and, where the
-assignment names one, a wrong answer (must lose marks).
+`make grade-test` checks every question three ways: the reference answer must score full marks, the
+blank student answer (otter's `...`) must score 0, and the assignment's wrong answer must lose marks,
+each scored by otter's own test files, hidden checks included. By default it does so in **one
+execution** of each chapter's autograder notebook (`grade_in_one_run`): before each reference answer
+the blank and the wrong answer are run in a copy of the notebook's state and scored, then the state
+is put back and the reference runs. The slower `--otter` mode grades three whole submissions with
+`otter run` (the path a lecturer uses; `tests/test_grading.py` takes a small assignment through it).
 
 Why otter-grader rather than nbgrader: its checks are plain Python a student can run anywhere
 (Colab included, through `grader.check`), hidden checks are stripped from the student notebook by
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -150,16 +154,17 @@ def master_notebook(assignment: Assignment, branch: str = "colab") -> nbformat.N
     return nb
 
 
-def assign(slug: str, out: Path = BUILD) -> Path:
-    """Write the master notebook and run `otter assign` (which executes the reference solutions and
-    fails if a check fails on them). Returns the folder with `student/` and `autograder/`."""
+def assign(slug: str, out: Path = BUILD, run_tests: bool = True) -> Path:
+    """Write the master notebook and run `otter assign`, which (unless `run_tests` is False)
+    executes the reference solutions and fails if a check fails on them. Returns the folder with
+    `student/` and `autograder/`."""
     assignment = load_assignment(slug)
     dest = out / slug
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
     master = dest / f"{slug}-exercises.ipynb"
     nbformat.write(master_notebook(assignment), master)
-    _otter(["assign", str(master), str(dest / "dist")], cwd=dest)
+    _otter(["assign", str(master), str(dest / "dist"), *([] if run_tests else ["--no-run-tests"])], cwd=dest)
     return dest / "dist"
 
 
@@ -204,6 +209,7 @@ class GradeReport:
     reference: dict
     blank: dict
     wrong: dict | None
+    per_question_wrong: bool = False  # the wrong answers were scored one question at a time
 
     @staticmethod
     def total(scores: dict | None) -> str:
@@ -214,9 +220,104 @@ class GradeReport:
     def problems(self) -> list[str]:
         out = [f"{self.slug}: reference loses marks on {q} ({s:g}/{m:g})" for q, (s, m) in self.reference.items() if s < m]
         out += [f"{self.slug}: a blank answer scores on {q} ({s:g}/{m:g})" for q, (s, m) in self.blank.items() if s > 0]
-        if self.wrong is not None and sum(s for s, _ in self.wrong.values()) >= sum(m for _, m in self.wrong.values()):
+        if self.per_question_wrong:
+            out += [f"{self.slug}: the wrong answer gets full marks on {q}" for q, (s, m) in self.wrong.items() if s >= m]
+        elif self.wrong is not None and sum(s for s, _ in self.wrong.values()) >= sum(m for _, m in self.wrong.values()):
             out.append(f"{self.slug}: the wrong answer gets full marks")
         return out
+
+
+def score_variants(name: str, variants: dict[str, str], env: dict, tests: str = "tests") -> dict:
+    """Run each answer variant (source code) in `env`, score it with otter's test file for question
+    `name` (public and hidden checks), then restore `env` as it was: {variant: [score, possible]}.
+    Runs inside the kernel (see `probe_notebook`). Objects mutated in place by a variant are not
+    restored; the variants graded here only bind names."""
+    before = dict(env)
+    scores = {}
+    for label, source in variants.items():
+        try:
+            try:
+                exec(compile(source, f"<{name}: {label} answer>", "exec"), env)
+            except Exception:  # an answer that raises is graded on what it left, as otter run does
+                pass
+            scores[label] = score_now(name, env, tests)
+        finally:
+            env.clear()
+            env.update(before)
+    return scores
+
+
+def score_now(name: str, env: dict, tests: str = "tests") -> list[float]:
+    """Otter's score for question `name` on the state `env`: [score, possible]."""
+    from otter.test_files import OKTestFile  # otter assign writes OK-format test files
+
+    test_file = OKTestFile.from_file(str(Path(tests) / f"{name}.py"))
+    test_file.run(env)
+    return [float(test_file.score), float(test_file.possible)]
+
+
+PROBE_RESULTS = "grade-test-scores.json"
+
+
+def probe_notebook(assignment: Assignment, dist: Path) -> nbformat.NotebookNode:
+    """The autograder notebook with, before each reference answer, a cell that scores the blank
+    (from the student notebook) and the wrong answer, and in place of its `grader.check` cell one
+    that scores the reference; the last cell writes every score to PROBE_RESULTS."""
+    name = f"{assignment.slug}-exercises.ipynb"
+    reference = nbformat.read(dist / "autograder" / name, as_version=4)
+    blank = {q: cell.source for q, cell in _answer_cells(nbformat.read(dist / "student" / name, as_version=4))}
+    answers = dict(_answer_cells(reference))
+    wrong = {q.name: textwrap.dedent(q.wrong).strip("\n") for q in assignment.questions}
+    if set(answers) != set(wrong) or set(blank) != set(wrong):
+        raise ValueError(f"{assignment.slug}: answer cells {sorted(answers)} / student {sorted(blank)} do not match "
+                         f"the questions {sorted(wrong)}")
+    cells = []
+    for cell in reference.cells:
+        question = next((q for q, answer in answers.items() if answer is cell), None)
+        if question is not None:
+            variants = {"blank": blank[question], "wrong": wrong[question]}
+            cells.append(_code(f"from icml26.grading import score_variants, score_now\n"
+                               f"_scores = globals().setdefault('_scores', {{}})\n"
+                               f"_scores[{question!r}] = score_variants({question!r}, {variants!r}, globals())"))
+        checked = re.fullmatch(r'grader\.check\("(\w+)"\)', cell.source.strip()) if cell.cell_type == "code" else None
+        if checked:  # scored here with every check (grader.check would fetch the public ones by URL)
+            cells.append(_code(f"_scores[{checked[1]!r}]['reference'] = score_now({checked[1]!r}, globals())"))
+        else:
+            cells.append(cell)
+    cells.append(_code(f"import json\nopen({PROBE_RESULTS!r}, 'w').write(json.dumps(_scores))"))
+    reference.cells = cells
+    return reference
+
+
+def _answer_cells(nb: nbformat.NotebookNode):
+    """(question, answer cell) pairs: the code cell just before each `grader.check("<question>")`."""
+    for before, cell in zip(nb.cells, nb.cells[1:]):
+        checked = re.fullmatch(r'grader\.check\("(\w+)"\)', cell.source.strip()) if cell.cell_type == "code" else None
+        if checked:
+            if before.cell_type != "code":
+                raise ValueError(f"question {checked[1]}: no answer cell before its check")
+            yield checked[1], before
+
+
+def grade_in_one_run(slug: str, out: Path = BUILD) -> GradeReport:
+    """`otter assign` (without its own run), then ONE execution of the probe notebook, which scores
+    the reference, blank and wrong answer of every question with otter's test files."""
+    from nbclient import NotebookClient
+
+    assignment = load_assignment(slug)
+    dist = assign(slug, out, run_tests=False)
+    probe = probe_notebook(assignment, dist)
+    folder = dist / "autograder"
+    (folder / PROBE_RESULTS).unlink(missing_ok=True)
+    NotebookClient(probe, timeout=1800, kernel_name="python3", allow_errors=False,
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    nbformat.write(probe, folder / f"probe-{slug}-exercises.ipynb")
+    scores = json.loads((folder / PROBE_RESULTS).read_text())
+    missing = [q.name for q in assignment.questions if set(scores.get(q.name, {})) != {"blank", "wrong", "reference"}]
+    if missing:
+        raise RuntimeError(f"{slug}: the probe notebook scored no reference/blank/wrong for {missing}")
+    pick = lambda label: {q: tuple(v[label]) for q, v in scores.items()}
+    return GradeReport(slug, pick("reference"), pick("blank"), pick("wrong"), per_question_wrong=True)
 
 
 def grade_test(slug: str, regrade_reference: bool = False, out: Path = BUILD) -> GradeReport:
@@ -239,8 +340,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["assign", "test"])
     parser.add_argument("slugs", nargs="*", help="chapters (default: every assignment)")
     parser.add_argument("--jobs", type=int, default=1, help="chapters graded at once")
+    parser.add_argument("--otter", action="store_true",
+                        help="grade three whole submissions per chapter with otter run (slower; default: "
+                             "one execution per chapter scores all three, see grade_in_one_run)")
     parser.add_argument("--regrade-reference", action="store_true",
-                        help="also grade the reference with otter run (assign already checks it)")
+                        help="with --otter: also grade the reference with otter run (assign already checks it)")
     args = parser.parse_intermixed_args(argv)
     slugs = args.slugs or assignment_slugs()
     if args.command == "assign":
@@ -250,7 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # each job runs otter subprocesses
-        reports = list(pool.map(lambda s: grade_test(s, args.regrade_reference), slugs))
+        run = (lambda s: grade_test(s, args.regrade_reference)) if args.otter else grade_in_one_run
+        reports = list(pool.map(run, slugs))
     print(f"{'chapter':24} {'questions':>9} {'reference':>10} {'blank':>8} {'wrong':>8}")
     problems = []
     for report in reports:
