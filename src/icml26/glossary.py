@@ -16,7 +16,8 @@ indented below it, ending with "Used in:" and `{doc}` links to the chapters that
 Running prose is the text of the markdown cells without headings, run-in headings (a bold label
 such as ``**Seeds.**`` that opens a paragraph or a list item), code, math, table rows, MyST targets
 and comments, directive options, the bodies of directives other than admonitions, link addresses
-and the content of roles other than `{term}` (`prose`). A use is one of the term's surface forms
+and the content of roles other than `{term}` (`prose`), and the chapter's byline (the paragraph
+under its title: authors, venue, links). A use is one of the term's surface forms
 (`Entry.forms`): the words before its parenthesis and, where the parenthesis spells the term out,
 the words inside it; `FORMS` gives the forms of the terms for which that rule is wrong.
 """
@@ -116,7 +117,7 @@ def _form_pattern(form: str) -> str:
     """
     parts = [p for p in re.split(r"[\s\-–]+", form) if p]
     glue = r"[\s\-–]+"
-    body = glue.join(re.escape(p) for p in parts)
+    body = glue.join(re.sub(r"is(e|ed|es|ing|ation)\b", r"i[sz]\1", re.escape(p)) for p in parts)  # -ise, -ize
     if form == form.lower() or len(parts) > 1:
         body = f"(?i:{body})"
     elif form[0].isalpha():
@@ -205,7 +206,7 @@ def prose(markdown: str) -> str:
     # display and inline math, HTML comments and tags, link addresses, run-in headings
     for pattern in (r"\$\$.+?\$\$", r"\\begin\{(\w+\*?)\}.+?\\end\{\1\}", r"(?<![\\$])\$(?!\s)[^$]+?(?<![\s\\])\$",
                     r"<!--.*?-->", r"</?[A-Za-z][^>\n]*>", r"(?<=\])\([^)\s]*\)",
-                    r"(?m)(?<=^)\s*(?:[-*+]\s+|\d+\.\s+)?\*\*[^*\n]+?[.:]\*\*"):
+                    r"(?m)(?<=^)\s*(?:[-*+]\s+|\d+\.\s+)?\*\*(?:[^*\n]|\*(?!\*))+?[.:]\*?\*\*"):
         for m in list(re.finditer(pattern, text, re.S)):
             if not any(a < m.end() and m.start() < b for a, b in kept):
                 text = _blank(text, m.start(), m.end())
@@ -262,7 +263,7 @@ def problems(slug: str, cells: list[str] | dict[int, str], entries: list[Entry])
     numbered = dict(cells) if isinstance(cells, dict) else dict(enumerate(cells))
     terms = {" ".join(e.term.split()).lower(): e for e in entries}
     found = []
-    texts = {n: prose(c) for n, c in numbered.items()}
+    texts = chapter_prose(numbered)
     first_role: dict[str, tuple[int, int]] = {}  # term -> (cell number, position)
     for n, text in texts.items():
         for start, _, _, target in term_roles(text):
@@ -290,6 +291,17 @@ def problems(slug: str, cells: list[str] | dict[int, str], entries: list[Entry])
                 found.append(f"{slug}: cell {n}: the first {{term}} role for {entry.head!r} stands in a paragraph "
                              f"that does not spell out {entry.expansion!r}")
     return found
+
+
+def chapter_prose(cells: dict[int, str]) -> dict[int, str]:
+    """`prose` of each markdown cell, with the byline under the chapter's title blanked too."""
+    texts = {n: prose(c) for n, c in cells.items()}
+    for n, text in texts.items():  # only the first cell can open with the title and byline
+        byline = re.search(r"\A\s*#\s[^\n]*\n\s*\n(?P<byline>.+?)(?:\n[ \t]*\n|\Z)", cells[n], re.S)
+        if byline:
+            texts[n] = _blank(text, byline.start("byline"), byline.end("byline"))
+        break
+    return texts
 
 
 def first_use(entry: Entry, texts: dict[int, str]) -> tuple[int, int, str] | None:
