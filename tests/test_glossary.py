@@ -7,21 +7,10 @@ from icml26.catalog import SLUGS
 
 ENTRIES = glossary.load_glossary()
 
-# Chapters whose markdown still has to mark its glossary terms; the list may only shrink.
-PENDING: set[str] = {'model_clone', 'tam', 'lmac', 'reconfigure'}
-
 
 @pytest.mark.parametrize("slug", SLUGS)
 def test_each_chapter_defines_its_glossary_terms_at_their_first_use(slug):
-    found = glossary.problems(slug, glossary.chapter_cells(slug), ENTRIES)
-    if slug in PENDING:
-        assert found, f"{slug} passes: take it off PENDING"
-        pytest.xfail(f"{slug} is still to be marked up ({len(found)} problems)")
-    assert found == []
-
-
-def test_pending_chapters_are_real_chapters():
-    assert PENDING <= set(SLUGS)
+    assert glossary.problems(slug, glossary.chapter_cells(slug), ENTRIES) == []
 
 
 def test_every_glossary_entry_names_real_chapters():

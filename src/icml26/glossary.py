@@ -30,6 +30,8 @@ from pathlib import Path
 
 #: Surface forms for the terms whose text does not give them by the rule in `Entry.forms`.
 FORMS: dict[str, tuple[str, ...]] = {
+    "CTDE (centralised training with decentralised execution)": (
+        "CTDE", "centralised training with decentralised execution", "centralised training and decentralised execution"),
     "Falcon/RTI (Falcon and RTI-DP)": ("Falcon", "RTI-DP", "RTI"),
     "F1 score": ("F1",),
     "KL divergence (Kullback–Leibler divergence)": ("KL", "Kullback–Leibler"),
