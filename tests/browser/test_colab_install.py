@@ -3,9 +3,11 @@ the badges open: a fresh virtual environment pinned to Colab's own versions (COL
 Colab's GPU runtime) runs each notebook's setup-cell install logic against this repository as a
 local git URL at the pinned commit (a non-editable install), then imports icml26.common and the
 chapter's module. torch and every pinned package must be exactly the ones that were there before.
-Outside Colab the same logic must do nothing at all. Then every Colab notebook runs its `smoke`
-preset with papermill in that environment (ipykernel 6.17.1, IPython 7.34, ipywidgets 7.7.1),
-widget cells included; ICML26_COLAB_SMOKE="slug ..." limits which.
+Outside Colab the same logic must do nothing at all. Chapters whose install logic is the same
+(the same syntax tree once the chapter's name is taken out) share one install, whose probe imports
+all their modules. Then every Colab notebook runs its `smoke` preset with papermill in that
+environment (ipykernel 6.17.1, IPython 7.34, ipywidgets 7.7.1), widget cells included, two at a
+time on two cores; ICML26_COLAB_SMOKE="slug ..." limits which.
 
 Colab's GPU runtime, as `googlecolab/backend-info` lists it (pip-freeze.gpu.txt, 2026-08-19), runs
 Python 3.13.15 and torch 2.11.0+cu128. Neither can be pinned here: this venv has the machine's
@@ -221,14 +223,41 @@ def test_setup_cell_does_nothing_outside_colab(slug, colab_env, edition, tmp_pat
     assert after["all"] == colab_env["before"]["all"], f"{slug}: packages changed outside Colab"
 
 
+def _logic_key(edition: Path, slug: str) -> str:
+    """The setup cell's install logic with the chapter's name taken out, as a syntax tree (comments and
+    layout do not count): chapters with the same key run exactly the same install."""
+    return ast.dump(ast.parse(setup_logic(edition / f"{slug}.ipynb").replace(slug, "SLUG")))
+
+
+@pytest.fixture(scope="module")
+def colab_installs() -> dict:
+    """Each distinct install logic run once on "Colab" (the 19 setup cells hold 2 or 3 distinct ones):
+    {key: (calls, probe after the install, the chapter modules imported)}; filled as tests ask."""
+    return {}
+
+
+def _install_once(installs: dict, key: str, slug: str, colab_env, repo_url, edition, tmp_path):
+    if key not in installs:
+        python, env = colab_env["python"], colab_env["env"]
+        subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "icml26"], env=env, capture_output=True)
+        calls = _run_setup(colab_env, tmp_path, slug, "colab", edition, url=repo_url)
+        sharing = [s for s in CHAPTERS if _logic_key(edition, s) == key]
+        probe = _run([str(python), "-c", PROBE, ",".join(KEPT), "icml26.common", *(f"icml26.{s}" for s in sharing)],
+                     env=env, cwd=tmp_path)
+        installs[key] = (calls, _tagged(probe.stdout, "PROBE"), sharing)
+    return installs[key]
+
+
 @pytest.mark.parametrize("slug", CHAPTERS)
-def test_colab_install_keeps_torch_and_numpy(slug, colab_env, repo_url, edition, tmp_path):
-    python, env, before = colab_env["python"], colab_env["env"], colab_env["before"]
-    subprocess.run([str(python), "-m", "pip", "uninstall", "-q", "-y", "icml26"], env=env, capture_output=True)
-    calls = _run_setup(colab_env, tmp_path, slug, "colab", edition, url=repo_url)
+def test_colab_install_keeps_torch_and_numpy(slug, colab_env, colab_installs, repo_url, edition, tmp_path):
+    """The setup cell's install on "Colab"; a chapter whose install logic is the same as an earlier
+    chapter's (same syntax tree once the chapter name is taken out) reuses that install and its probe,
+    which imported every chapter module sharing it."""
+    before = colab_env["before"]
+    calls, after, sharing = _install_once(colab_installs, _logic_key(edition, slug), slug, colab_env, repo_url,
+                                          edition, tmp_path)
+    assert slug in sharing
     assert calls, f"{slug}: on Colab the setup cell installed nothing"
-    probe = _run([str(python), "-c", PROBE, ",".join(KEPT), "icml26.common", f"icml26.{slug}"], env=env, cwd=tmp_path)
-    after = _tagged(probe.stdout, "PROBE")
     site = str(colab_env["venv"])
     assert after["icml26_file"].startswith(site), f"icml26 imported from {after['icml26_file']}, not the venv"
     assert "-e " not in json.dumps(calls) and "--editable" not in json.dumps(calls), "editable install"
@@ -257,17 +286,36 @@ def installed(colab_env, repo_url, tmp_path_factory) -> dict:
     return colab_env
 
 
-@pytest.mark.parametrize("slug", SMOKE)
-def test_colab_notebook_runs_at_smoke_on_colab_versions(slug, installed, edition, tmp_path):
-    """The Colab edition's notebook, every cell (widget cells too), at `smoke`, with papermill and
-    ipykernel 6.17.1 / IPython 7.34 / ipywidgets 7.7.1 in the Colab-pinned venv."""
+def _smoke_run(slug: str, installed: dict, edition: Path, folder: Path) -> tuple[subprocess.CompletedProcess, Path]:
     python, env = installed["python"], installed["env"]
-    out = tmp_path / f"{slug}.ipynb"
+    work = folder / slug
+    work.mkdir()
+    out = work / f"{slug}.ipynb"
     run = subprocess.run(
         [str(python), "-m", "papermill", str(edition / f"{slug}.ipynb"), str(out), "-p", "SCALE", "smoke",
-         "-p", "DEVICE", "cpu", "--cwd", str(tmp_path), "-k", "python3", "--no-progress-bar"],
+         "-p", "DEVICE", "cpu", "--cwd", str(work), "-k", "python3", "--no-progress-bar"],
         capture_output=True, text=True, env={**env, "TQDM_DISABLE": "1", "MPLBACKEND": "Agg"}, timeout=900,
     )
+    return run, out
+
+
+@pytest.fixture(scope="module")
+def smoke_runs(installed, edition, tmp_path_factory) -> dict:
+    """Every SMOKE notebook run once with papermill, as many at a time as there are CPU cores (at most
+    2: each run is one kernel): {slug: (completed process, executed notebook)}."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    folder = tmp_path_factory.mktemp("smoke")
+    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
+        runs = dict(zip(SMOKE, pool.map(lambda slug: _smoke_run(slug, installed, edition, folder), SMOKE)))
+    return runs
+
+
+@pytest.mark.parametrize("slug", SMOKE)
+def test_colab_notebook_runs_at_smoke_on_colab_versions(slug, smoke_runs):
+    """The Colab edition's notebook, every cell (widget cells too), at `smoke`, with papermill and
+    ipykernel 6.17.1 / IPython 7.34 / ipywidgets 7.7.1 in the Colab-pinned venv."""
+    run, out = smoke_runs[slug]
     assert run.returncode == 0, f"{slug} at smoke failed on Colab's versions:\n{run.stderr[-4000:]}"
     executed = json.loads(out.read_text())
     printed = "".join("".join(o.get("text", "")) for c in executed["cells"] if c["cell_type"] == "code"
