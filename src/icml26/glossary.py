@@ -19,7 +19,9 @@ and comments, directive options, the bodies of directives other than admonitions
 and the content of roles other than `{term}` (`prose`), and the chapter's byline (the paragraph
 under its title: authors, venue, links). A use is one of the term's surface forms
 (`Entry.forms`): the words before its parenthesis and, where the parenthesis spells the term out,
-the words inside it; `FORMS` gives the forms of the terms for which that rule is wrong.
+the words inside it. `FORMS` gives the forms of the terms for which that rule is wrong,
+`ACRONYM_ONLY` the terms of which only the acronym counts, and `PATTERNS` the terms that need a
+regular expression of their own.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from pathlib import Path
 #: Surface forms for the terms whose text does not give them by the rule in `Entry.forms`.
 FORMS: dict[str, tuple[str, ...]] = {
     "CTDE (centralised training with decentralised execution)": (
-        "CTDE", "centralised training with decentralised execution", "centralised training and decentralised execution"),
+        "CTDE", "centralised training with decentralised execution",
+        "centralised training and decentralised execution"),
     "Falcon/RTI (Falcon and RTI-DP)": ("Falcon", "RTI-DP", "RTI"),
     "F1 score": ("F1",),
     "KL divergence (Kullback–Leibler divergence)": ("KL", "Kullback–Leibler"),
@@ -41,10 +44,10 @@ FORMS: dict[str, tuple[str, ...]] = {
         "ROC-AUC", "AUC", "area under the receiver operating characteristic curve"),
     "SAMOE (Self-Awareness MoE)": ("SAMOE", "Self-Awareness MoE", "self-awareness mixture of experts"),
     "straight-through estimator": ("straight-through",),
-    "Wasserstein distance": ("Wasserstein",),
-    "W2SG (weak-to-strong generalization)": ("W2SG", "W2S", "weak-to-strong generalization"),
-    "Weisfeiler–Lehman kernel": ("Weisfeiler–Lehman", "WL"),
     "SwiGLU (Swish-gated linear unit)": ("SwiGLU", "Swish-gated linear unit"),
+    "W2SG (weak-to-strong generalization)": ("W2SG", "W2S", "weak-to-strong generalization"),
+    "Wasserstein distance": ("Wasserstein",),
+    "Weisfeiler–Lehman kernel": ("Weisfeiler–Lehman", "WL"),
 }
 
 #: Terms whose spelled-out words are everyday phrases ('language model', 'reinforcement learning'),
