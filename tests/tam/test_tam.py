@@ -20,6 +20,18 @@ def test_presets_and_config_validation():
             get_config("smoke", **{field: bad})
 
 
+def test_reduced_is_the_evidence_towers_at_a_lower_cap():
+    """The page's run trains the evidence preset's towers under the same convergence rule, one seed
+    and a lower cap; the cap stops every tower before the rule could fire (it needs patience + 1
+    evaluations), so no tower of the page's run counts as converged."""
+    from dataclasses import asdict
+
+    r, e = asdict(get_config("reduced")), asdict(get_config("evidence"))
+    assert {k for k in r if r[k] != e[k]} == {"steps", "n_seeds"}
+    assert e["steps"] == 600 and e["n_seeds"] == 3
+    assert r["steps"] < (r["patience"] + 1) * r["eval_every"]
+
+
 def test_videos_answers_and_shapes():
     c = get_config("smoke", noise=0.0)
     g = torch.Generator().manual_seed(0)
