@@ -27,12 +27,27 @@ def plot_world(env, index: int = 0, ax=None):
     ax.set_xticks(range(g))
     ax.set_yticks(range(g))
     ax.set_aspect("equal")
-    ax.scatter(*tgt, s=500, marker="*", color="gold", edgecolor="k", zorder=2, label="target")
-    ax.scatter(*pos[0], s=220, marker="s", color=BASELINE, zorder=3, label="overseer (sees target)")
-    for i, (x, y) in enumerate(pos[1:], start=1):
+    # agents that share a cell with the target or with each other move apart inside the cell (the
+    # star to the upper left, agents from the lower right on), so the star and every number show
+    cells: dict[tuple, list[int]] = {}
+    for a, (x, y) in enumerate(pos):
+        cells.setdefault((int(x), int(y)), []).append(a)
+    shown, star = pos.astype(float), tgt.astype(float)
+    for (x, y), agents in cells.items():
+        on_target = (x, y) == (int(tgt[0]), int(tgt[1]))
+        if len(agents) == 1 and not on_target:
+            continue
+        if on_target:
+            star = star + 0.25 * np.array([-1.0, 1.0])
+        for k, a in enumerate(agents):
+            angle = -np.pi / 4 - k * 2 * np.pi / max(len(agents) + on_target, 3)
+            shown[a] = (x + 0.28 * np.cos(angle), y + 0.28 * np.sin(angle))
+    ax.plot([pos[0][0], star[0]], [pos[0][1], star[1]], ":", color=BASELINE)
+    ax.scatter(*star, s=400, marker="*", color="gold", edgecolor="k", zorder=5, label="target")
+    ax.scatter(*shown[0], s=220, marker="s", color=BASELINE, zorder=3, label="overseer (sees target)")
+    for i, (x, y) in enumerate(shown[1:], start=1):
         ax.scatter(x, y, s=200, marker="o", color=METHOD, zorder=3, label="striker (sees itself)" if i == 1 else None)
         ax.annotate(str(i), (x, y), ha="center", va="center", color="white", fontsize=9, zorder=4)
-    ax.plot([pos[0][0], tgt[0]], [pos[0][1], tgt[1]], ":", color=BASELINE)
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0))
     ax.set_xlabel("x cell")
     ax.set_ylabel("y cell")
@@ -53,8 +68,9 @@ def plot_sr(sr, n_strikers: int, ax, title: str = "", ylabels: bool = True):
     return im
 
 
-def plot_sr_panels(tables: list, titles: list[str], n_strikers: int):
-    """Several SR heat maps side by side (at most 4 per row) with one colour bar."""
+def plot_sr_panels(tables: list, titles: list[str], n_strikers: int, note: str = ""):
+    """Several SR heat maps side by side (at most 4 per row) with one colour bar; `note` (for
+    instance which reconstructor seed the maps come from) becomes the figure's title."""
     ncols = min(4, len(tables))
     nrows = -(-len(tables) // ncols)
     fig, axes = book_figure(nrows, ncols, height=2.9 * nrows, squeeze=False)
@@ -65,19 +81,24 @@ def plot_sr_panels(tables: list, titles: list[str], n_strikers: int):
             continue
         im = plot_sr(tables[k], n_strikers, ax, titles[k], ylabels=k % ncols == 0)
     add_colorbar(im, axes.flat[len(tables) - 1], "recovery success SR")
+    if note:
+        fig.suptitle(note, fontsize=10)
     return fig
 
 
-def plot_refinement(refinement, n_strikers: int):
-    """SR heat map after every accepted proposal of the loop (initial protocol, then each step)."""
+def plot_refinement(refinement, n_strikers: int, note: str = ""):
+    """SR heat map after every accepted proposal of the loop (initial protocol, then each step);
+    `note` as in `plot_sr_panels`."""
     rounds = [r for r in refinement.history if r.awareness is not None]
     titles = [("initial" if r.step == 0 else f"after step {r.step}") + f"\nmin {r.awareness.accuracy:.2f}, "
               f"size {r.message_size}" for r in rounds]
-    return plot_sr_panels([r.awareness.sr.cpu().numpy() for r in rounds], titles, n_strikers)
+    return plot_sr_panels([r.awareness.sr.cpu().numpy() for r in rounds], titles, n_strikers, note)
 
 
 def plot_learning(results):
-    """Training success vs env steps (mean over seeds) and final greedy success vs message size."""
+    """Training success vs env steps (mean over seeds) and final greedy success vs message size.
+    The State arm sends no message but is given the true state, so it is not a point at size 0
+    (NoComm's column) but a reference: a dashed line at its mean and a band over its seeds."""
     fig, (a, b) = book_figure(1, 2, height=3.0)
     for arm in results.config.arms:
         runs = [r for r in results.runs if r.arm == arm]
@@ -89,13 +110,17 @@ def plot_learning(results):
     a.legend()
     a.set_title("Learning (mean over seeds)")
     for arm in results.config.arms:
-        size = results.message_size(arm) if arm != "State" else 0
         vals = results.success_per_seed(arm)
+        if arm == "State":
+            b.axhspan(min(vals), max(vals), color=ARM_COLORS[arm], alpha=0.15, lw=0)
+            b.axhline(results.success(arm), ls="--", lw=1.5, color=ARM_COLORS[arm], label="State (band: seeds)")
+            continue
+        size = results.message_size(arm)
         b.scatter([size] * len(vals), vals, s=18, color=ARM_COLORS[arm], alpha=0.5)
         b.scatter(size, results.success(arm), s=70, color=ARM_COLORS[arm], label=arm, zorder=3)
     b.set_xlabel("numbers sent per step")
     b.set_ylabel("greedy success rate")
     b.set_ylim(-0.05, 1.05)
-    b.legend(loc="center right")
+    b.legend(loc="upper right", ncol=2)  # above every arm's points and the State band
     b.set_title("Success vs message size")
     return fig
