@@ -24,21 +24,35 @@ def _layered_pos(g: nx.DiGraph) -> dict:
 
 
 def plot_graphs(graphs: list, titles: list[str], highlight: bool = True):
-    """Normalised graphs side by side; nodes whose label occurs in every graph are coloured
-    like the method, the others like the baseline."""
-    ncols = min(2, len(graphs))
+    """Normalised graphs side by side (up to four in a row); nodes whose label occurs in every
+    graph are coloured like the method, the others like the baseline. Labels are black text
+    beside opaque nodes, so they read at any colour."""
+    import textwrap
+
+    from matplotlib.lines import Line2D
+
+    ncols = min(4, len(graphs))
     nrows = (len(graphs) + ncols - 1) // ncols
-    fig, axes = book_figure(nrows, ncols, height=3.3 * nrows)
+    fig, axes = book_figure(nrows, ncols, height=3.9 * nrows)
     axes = np.atleast_1d(axes).ravel()
     for ax in axes[len(graphs):]:
         ax.axis("off")
     common = set.intersection(*[{d["label"] for _, d in g.nodes(data=True)} for g in graphs])
     for ax, g, title in zip(axes, graphs, titles):
+        pos = _layered_pos(g)
         colors = [METHOD if (d["label"] in common or not highlight) else BASELINE for _, d in g.nodes(data=True)]
-        nx.draw_networkx(g, _layered_pos(g), ax=ax, labels={v: d["label"] for v, d in g.nodes(data=True)},
-                         node_color=colors, node_size=300, font_size=8.5, arrowsize=8, alpha=0.55)
-        ax.set_title(title, fontsize=9.5)
+        nx.draw_networkx_edges(g, pos, ax=ax, node_size=120, arrowsize=8, edge_color="0.3")
+        nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colors, node_size=120, edgecolors="k", linewidths=0.6)
+        for v, d in g.nodes(data=True):
+            ax.text(pos[v][0] + 0.18, pos[v][1], d["label"], fontsize=9, ha="left", va="center", color="black")
+        xs = [x for x, _ in pos.values()]
+        ax.set_xlim(min(xs) - 0.4, max(xs) + 1.9)  # room for the labels on the right
+        ax.set_title(textwrap.fill(title, 18), fontsize=9.5)
         ax.axis("off")
+    if highlight:
+        marker = lambda c: Line2D([], [], marker="o", ls="", color=c, markeredgecolor="k", markersize=8)  # noqa: E731
+        fig.legend([marker(METHOD), marker(BASELINE)], ["label in every graph", "label not in every graph"],
+                   loc="outside lower center", ncols=2)
     check_figure(fig)
     return fig
 
