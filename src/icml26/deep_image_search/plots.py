@@ -38,25 +38,56 @@ def show_photos(album: Album, ids, targets=(), ax_row=None, title: str = "", max
     return ax_row
 
 
+def _emptiest_box(ax, xs, ys, size=(0.3, 0.42)):
+    """Axes-fraction (x0, y0, w, h) of the candidate box (corners and edge middles) that holds the
+    fewest of the points (xs, ys), for an inset that hides no data."""
+    to_axes = ax.transData + ax.transAxes.inverted()
+    pts = to_axes.transform(np.column_stack([xs, ys]))
+    w, h = size
+    candidates = [(x0, y0) for y0 in (0.45, 0.08) for x0 in (0.03, 0.35, 0.67)]
+    count = lambda x0, y0: int(np.sum((pts[:, 0] > x0 - 0.04) & (pts[:, 0] < x0 + w + 0.04)  # noqa: E731
+                                      & (pts[:, 1] > y0 - 0.06) & (pts[:, 1] < y0 + h + 0.16)))  # + its title
+    x0, y0 = min(candidates, key=lambda c: count(*c))
+    return (x0, y0, w, h)
+
+
 def plot_history(album: Album, query: Query, ax=None):
-    """Timeline (days) x distance from the clue's place: events, the clue photo and the target set G."""
+    """Timeline (days) x distance from the clue's place: events, the clue photo and the target set G.
+    Where targets share the clue's event (intra-event queries) they sit on the clue's point at this
+    scale, so an inset zooms into that event (hours and metres apart) where no data is hidden."""
     ax = ax or plt.gca()
     clue = np.flatnonzero(album.marker == query.marker)
     dist = np.linalg.norm(album.gps - album.gps[clue[0]], axis=1)
-    ax.scatter(album.time, dist, s=6, c="lightgray", label="photos")
     clue_ev = album.event == album.event[clue[0]]
-    ax.scatter(album.time[clue_ev], dist[clue_ev], s=10, c=PALETTE[1], label="clue's event (hidden)")
     g = np.array(sorted(query.targets))
-    ax.scatter(album.time[g], dist[g], s=40, facecolors="none", edgecolors=METHOD, linewidths=1.5, label="targets G")
-    ax.scatter(album.time[clue], dist[clue], marker="*", s=120, c="gold", edgecolors="k", label="clue photo")
     same_subject = album.subject == query.subject
-    ax.scatter(album.time[same_subject & ~np.isin(np.arange(len(album)), g)],
-               dist[same_subject & ~np.isin(np.arange(len(album)), g)], s=14, marker="x", c=BASELINE,
-               label="same subject, not in G")
+    others = same_subject & ~np.isin(np.arange(len(album)), g)
+
+    def draw(a, small=False):
+        k = 0.7 if small else 1.0
+        a.scatter(album.time, dist, s=6, c="lightgray", label="photos")
+        a.scatter(album.time[clue_ev], dist[clue_ev], s=10 * k, c=PALETTE[1], label="clue's event (hidden)")
+        a.scatter(album.time[clue], dist[clue], marker="*", s=120 * k, c="gold", edgecolors="k", label="clue photo")
+        a.scatter(album.time[g], dist[g], s=40 * k, facecolors="none", edgecolors=METHOD, linewidths=1.5,
+                  label="targets G", zorder=3)  # over the star: a target never hides
+        a.scatter(album.time[others], dist[others], s=14, marker="x", c=BASELINE, label="same subject, not in G")
+
+    draw(ax)
     ax.set_xlabel("day")
     ax.set_ylabel("km from the clue photo")
     ax.set_title(f"{query.kind}-event query", fontsize=9.5)
-    ax.legend(fontsize=8.5, loc="upper right")
+    ax.legend(fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if np.isin(g, np.flatnonzero(clue_ev)).any():
+        ev = np.flatnonzero(clue_ev)
+        ax.figure.canvas.draw()  # settle the layout so the inset's box is placed in final axes units
+        inset = ax.inset_axes(_emptiest_box(ax, album.time, dist))
+        draw(inset, small=True)
+        pad_t, pad_d = 0.1 * np.ptp(album.time[ev]) + 0.02, 0.1 * dist[ev].max() + 0.02
+        inset.set_xlim(album.time[ev].min() - pad_t, album.time[ev].max() + pad_t)
+        inset.set_ylim(-pad_d, dist[ev].max() + pad_d)
+        inset.set_xticks([]); inset.set_yticks([])
+        inset.set_title(f"clue's event: {np.ptp(album.time[ev]):.1f} days, {dist[ev].max():.1f} km", fontsize=8.5)
+        ax.indicate_inset_zoom(inset, edgecolor="0.4")
     return ax
 
 
