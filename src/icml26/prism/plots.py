@@ -27,14 +27,16 @@ def plot_interference(seq_len: int = 64):
         a1.scatter(z.real.numpy(), z.imag.numpy(), s=10, color=c, alpha=0.6, label=f"{name}: |mean| = {abs(complex(z.mean())):.2f}")
         m = z.mean()
         a1.annotate("", (float(m.real), float(m.imag)), (0, 0), arrowprops=dict(color=c, lw=2.5))
-    a1.set_aspect("equal"); a1.set_xlim(-1.3, 1.3); a1.set_ylim(-1.6, 1.3)
+    a1.set_aspect("equal"); a1.set_xlim(-1.3, 1.3); a1.set_ylim(-2.1, 1.3)  # the legend below the circle
     a1.set_xlabel("Re z"); a1.set_ylabel("Im z")
     a1.set_title("phasors and their mean"); a1.legend(loc="lower center")
     s = static_rotation(seq_len, 8)  # (L, 8)
     for j, c in zip((0, 2, 5), PALETTE):
         a2.plot(torch.angle(s[:, j]).numpy(), color=c, label=f"channel {j}")
     a2.set_xlabel("position p"); a2.set_ylabel("phase (rad)"); integer_ticks(a2, "x")
-    a2.set_title("position code $e^{i p \\omega_j}$"); a2.legend(loc="lower right")
+    a2.set_ylim(-3.4, 5.0); a2.set_yticks(range(-3, 4))  # a band above the lines for the legend
+    a2.set_title("position code $e^{i p \\omega_j}$")
+    a2.legend(loc="upper center", ncols=3, handlelength=1.2, columnspacing=0.8)
     return fig
 
 
@@ -62,7 +64,7 @@ def plot_training(run: ChapterRun):
 def plot_interventions(run: ChapterRun):
     """Accuracy against phase-noise strength sigma and against the attenuation c."""
     c = run.config
-    fig, (a1, a2) = book_figure(1, 2, height=3.4)
+    fig, (a1, a2) = book_figure(1, 2, height=3.8)
     for k in run.models:
         a1.plot(c.sigmas, run.phase_curve[k], "o-", color=COLORS[k], label=SHORT[k])
         a2.plot(c.scales, run.scale_curve[k], "o-", color=COLORS[k])
@@ -70,7 +72,9 @@ def plot_interventions(run: ChapterRun):
     for a in (a1, a2):
         a.axhline(run.chance, color="0.5", ls=":", label="chance")
         a.set_ylabel("masked accuracy"); a.set_ylim(0, None)
-    a1.set_xlabel("phase noise $\\sigma$"); a1.set_title("destroying phase"); a1.legend(loc="upper right")
+    a1.set_xlabel("phase noise $\\sigma$"); a1.set_title("destroying phase")
+    fig.legend(*a1.get_legend_handles_labels(), loc="outside lower center", ncols=5, handlelength=1.5,
+               columnspacing=1.0)  # below both panels, off the curves
     a2.set_xscale("log"); a2.invert_xaxis(); a2.set_xlabel("attenuation c (squares: flattened)")
     a2.set_title("shrinking or flattening magnitude")
     return fig
@@ -79,17 +83,18 @@ def plot_interventions(run: ChapterRun):
 def plot_seed_figures(figs: list[dict], keep_min: float):
     """The deciding figures of every seed: C1's magnitude keep against its bar, C2's accuracies
     and C3's topic-probe accuracies, hybrid against Transformer."""
-    fig, (a1, a2, a3) = book_figure(1, 3, height=2.8)
+    fig, (a1, a2, a3) = book_figure(1, 3, height=3.1)
     seeds = np.arange(len(figs))
     a1.plot(seeds, [f["keep_flatten"] for f in figs], "o", color=METHOD, label="flattening")
     a1.plot(seeds, [f["keep_attenuation"] for f in figs], "s", color=PALETTE[2], label="c = 0.1")
     a1.axhline(keep_min, color="0.3", ls="--", label="bar")
-    a1.set_title("C1: accuracy kept"); a1.legend(loc="center")
+    a1.set_title("C1: accuracy kept")
     for ax, key, title in ((a2, "acc", "C2: masked acc."), (a3, "probe", "C3: topic probe")):
         ax.plot(seeds, [f[f"{key}_hybrid"] for f in figs], "o", color=COLORS["hybrid"], label="hybrid")
         ax.plot(seeds, [f[f"{key}_transformer"] for f in figs], "s", color=BASELINE, label="Transformer")
         ax.set_title(title)
-    a2.legend(loc="upper left")
+    handles, labels = [sum(x, []) for x in zip(a1.get_legend_handles_labels(), a2.get_legend_handles_labels())]
+    fig.legend(handles, labels, loc="outside lower center", ncols=5, handlelength=1.5, columnspacing=1.0)
     for ax in (a1, a2, a3):
         ax.set_xlabel("seed"); integer_ticks(ax, "x"); ax.set_xlim(-0.5, len(figs) - 0.5)
     return fig
@@ -121,6 +126,8 @@ def plot_explore(acc: dict[str, float], chance: float, title: str = ""):
     fig, ax = book_figure(1, 1, height=2.4)
     names = list(acc)
     ax.barh([SHORT[k] for k in names], [acc[k] for k in names], color=[COLORS[k] for k in names])
-    ax.axvline(chance, color="0.4", ls=":", label="chance")
-    ax.set_xlim(0, 1); ax.set_xlabel("masked accuracy"); ax.set_title(title); ax.legend(loc="lower right")
+    ax.axvline(chance, color="0.4", ls=":")
+    ax.annotate("chance", (chance, 1.0), xycoords=("data", "axes fraction"), xytext=(3, 2), textcoords="offset points",
+                ha="left", va="bottom", fontsize=9, color="0.3")  # named above the line, off the bars
+    ax.set_xlim(0, 1); ax.set_xlabel("masked accuracy"); ax.set_title(title)
     return fig
