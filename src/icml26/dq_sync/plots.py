@@ -12,6 +12,17 @@ from icml26.common.plotting import COLUMN_WIDTH_IN, book_figure, integer_ticks
 from .algebra import dq_to_rt
 from .experiment import METHODS, BenchmarkResult, summary_table
 
+def _plain_log_ticks(ax, axis: str = "y", values=None) -> None:
+    """Plain numbers on a log axis (4, 6, 10, 20 rather than 4x10^0 ...): major ticks at 1, 2, 5
+    times a power of ten, or at `values`, and no minor labels, so the labels never crowd."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+    a = getattr(ax, f"{axis}axis")
+    a.set_major_locator(FixedLocator(values) if values is not None else LogLocator(subs=(1.0, 2.0, 5.0)))
+    a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+    a.set_minor_formatter(NullFormatter())
+
+
 LABELS = {"dq_spectral": "DQ spectral (stage 1)", "dqgpm": "DQ spectral + DQGPM (paper)", "eig_se3": "EIG-SE(3)"}
 COLORS = {"dq_spectral": PALETTE[2], "dqgpm": METHOD, "eig_se3": BASELINE}
 
@@ -49,7 +60,8 @@ def plot_contraction(bench: BenchmarkResult, seed: int = 0):
            title=f"linear rate (median {np.median(bench.rates):.2f})")
     integer_ticks(a1, "x")
     integer_ticks(a2, "x")
-    a1.legend(fontsize=8.5)
+    _plain_log_ticks(a1)
+    fig.legend(*a1.get_legend_handles_labels(), loc="outside lower center", ncols=len(cfg.sigmas))  # off the curves
     return fig
 
 
@@ -58,13 +70,17 @@ def plot_noise_sweep(bench: BenchmarkResult):
     cfg = bench.config
     s = np.array(cfg.sigmas)
     fig, axes = book_figure(1, 2, height=3.0)
+    dodge = {name: 1.04 ** (k - (len(METHODS) - 1) / 2) for k, name in enumerate(METHODS)}  # side by side on log x
     for ax, table, label in ((axes[0], bench.rot, "rotation error (deg)"), (axes[1], bench.trans, "translation error")):
         for name in METHODS:
             v = table[name][0, 0]
-            ax.errorbar(s, v.mean(1), v.std(1), color=COLORS[name], label=LABELS[name], marker="o", ms=3, capsize=2,
-                        ls="--" if name == "eig_se3" else "-")
+            ax.errorbar(s * dodge[name], v.mean(1), v.std(1), color=COLORS[name], label=LABELS[name],
+                        marker="s" if name == "eig_se3" else "o", ms=4, capsize=2, ls="--" if name == "eig_se3" else "-")
         ax.set(xscale="log", yscale="log", xlabel="rotation noise $\\sigma_R$ (rad)", ylabel=label)
-    axes[0].legend()
+        _plain_log_ticks(ax, "x", list(s))
+        _plain_log_ticks(ax, "y")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, fontsize=8.5,
+               columnspacing=1.0, handlelength=1.6)  # each level's three methods drawn a little apart
     fig.suptitle(f"n={cfg.ns[0]}, p={cfg.edge_prob}, {cfg.n_seeds} seeds")
     return fig
 
@@ -82,13 +98,18 @@ def plot_scale_sweep(sweep: dict, scales):
 
 def plot_timing(timing: dict):
     fig, ax = book_figure(1, 1, height=3.0)
-    ax.loglog(timing["n"], timing["seconds_dq"], "o-", color=METHOD, label="DQ spectral + DQGPM")
-    ax.loglog(timing["n"], timing["seconds_eig"], "s--", color=BASELINE, label="EIG-SE(3), faster exact solver")
+    ax.loglog(timing["n"], timing["seconds_dq"], "o-", color=METHOD, label="DQ spectral + DQGPM", zorder=4)
+    # each exact solver as large hollow markers (the faster one coincides with the dashed line, so
+    # its marker rings the dashed line's small square instead of hiding under it)
     for s, m in zip(timing.get("solvers", []), ("^", "v")):
-        ax.loglog(timing["n"], np.min(timing[f"seconds_{s}_all"], axis=1), m + ":", color=BASELINE, alpha=0.5,
-                  label=f"EIG-SE(3), {s} solver")
+        ax.loglog(timing["n"], np.min(timing[f"seconds_{s}_all"], axis=1), m + ":", color=BASELINE, ms=11, mfc="none",
+                  mew=1.3, alpha=0.8, label=f"EIG-SE(3), {s} solver", zorder=2)
+    ax.loglog(timing["n"], timing["seconds_eig"], "s--", color=BASELINE, ms=5, label="EIG-SE(3), faster of the two",
+              zorder=3)
     ax.set(xlabel="number of poses n", ylabel="wall time (s), min of repeats", title="same machine, same run")
-    ax.legend()
+    _plain_log_ticks(ax, "x", list(timing["n"]))
+    _plain_log_ticks(ax, "y")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
 
 
@@ -96,14 +117,14 @@ def plot_registration(view: dict):
     """The raw scans in their own frames (overlaid as they come), and the merged clouds; `view`
     is `run_experiment(...)["registration"]["view"]` (`experiment.registration_view`)."""
     scan = np.asarray(view["scan_of"])
-    panels = [("scans as measured (each in its own frame)", np.asarray(view["local"])),
-              (f"merged by DQGPM, RMSE {view['rmse']['dqgpm']:.3f}", np.asarray(view["merged"]["dqgpm"])),
-              (f"merged by EIG-SE(3), RMSE {view['rmse']['eig_se3']:.3f}", np.asarray(view["merged"]["eig_se3"]))]
+    panels = [("scans as measured\n(each in its own frame)", np.asarray(view["local"])),
+              (f"merged by DQGPM\nRMSE {view['rmse']['dqgpm']:.3f}", np.asarray(view["merged"]["dqgpm"])),
+              (f"merged by EIG-SE(3)\nRMSE {view['rmse']['eig_se3']:.3f}", np.asarray(view["merged"]["eig_se3"]))]
     fig = plt.figure(figsize=(COLUMN_WIDTH_IN, 2.8))
     for k, (title, pts) in enumerate(panels):
         ax = fig.add_subplot(1, 3, k + 1, projection="3d")
         ax.scatter(*pts.T, c=scan, cmap="tab20", s=2)
-        ax.set_title(title, fontsize=8.5)
+        ax.set_title(title, fontsize=9)  # two lines each: the three titles no longer run into each other
         ax.set_xticks([]), ax.set_yticks([]), ax.set_zticks([])
     return fig
 
@@ -221,11 +242,16 @@ def plot_reference(benches: dict, kinds: tuple[str, ...] = ("rot", "trans")):
                     rel = 100.0 * (table[name][0, 0, c] - ref) / ref
                     ax.scatter(np.full(rel.shape, pos + off), rel, s=12, color=COLORS[name],
                                marker="o" if name == "dqgpm" else "s", label=LABELS[name] if pos == 0 else None)
-                labels.append(f"p={p:g}\n{np.degrees(sigma):.0f}°")
+                labels.append(f"{np.degrees(sigma):.0f}°")
                 pos += 1
+            start = pos - len(bench.config.sigmas)
+            labels[(start + pos - 1) // 2] += f"\np = {p:g}"  # the density once, under its group's middle tick
+            if start:
+                ax.axvline(start - 0.5, color="0.6", lw=0.8, ls=":")
         ax.axhline(0.0, color="0.4", lw=0.8)
         ax.set_xticks(range(len(labels)), labels)
-        ax.set(ylabel="% above the LS reference, per seed",
+        ax.set_xlabel("noise $\\sigma_R$, per edge density p")
+        ax.set(ylabel="% over LS reference",
                title="rotation (chordal LS reference)" if kind == "rot" else "translation (LS = ML reference)")
-    axes[0].legend(fontsize=8.5)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2)  # off the points
     return fig
