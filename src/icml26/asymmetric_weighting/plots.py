@@ -27,7 +27,7 @@ def plot_weights(n: int = 8, schemes=("rloo", "grpo", "linear", "sqrt", "uniform
     axes[0].set(xlabel=r"success probability $\rho$", ylabel=r"$w(\rho)$ (max = 1)",
                 title=r"weight on $\bar g_1-\bar g_0$")
     axes[1].axvline(0, color="grey", lw=0.8)
-    axes[1].set(xlabel=rf"$\hat\rho$ (group of n = {n})", ylabel="advantage of a wrong answer",
+    axes[1].set(xlabel=rf"$\hat\rho$ (group of M = {n})", ylabel="advantage of a wrong answer",
                 title=r"wrong answers at $\hat\rho$")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
     check_figure(fig)
