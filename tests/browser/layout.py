@@ -68,6 +68,13 @@ COLLECT = r"""
 PATH_LIKE = (".png", ".svg", ".jpg", ".jpeg", ".gif", "/", "\\")
 
 
+def _path_like(alt: str) -> bool:
+    """A file name, path or URL given as alt text (a sentence that mentions "W/O" or "linear/w7" is not)."""
+    text = alt.strip().lower()
+    return (text.endswith(PATH_LIKE) or text.startswith(("_images", "http", "../", "./", "/"))
+            or (" " not in text and ("/" in text or "\\" in text)))
+
+
 def layout_problems(page, width: int, captions: bool = True) -> list[str]:
     """The layout problems of the page open in `page` at this viewport width (`captions=False`:
     all but the figures' alt text and captions)."""
@@ -83,7 +90,7 @@ def layout_problems(page, width: int, captions: bool = True) -> list[str]:
         problems.append(f"table cell at {item['where']}: the word {item['word']!r} breaks across lines")
     for img in facts["images"] if captions else []:
         alt = img["alt"]
-        if not alt or alt.lower().endswith(PATH_LIKE) or alt.lower().startswith(("_images", "http", "../")) or "/" in alt:
+        if not alt or _path_like(alt):
             problems.append(f"image {img['src']} at {img['where']}: alt text {alt!r} does not describe it")
         if not img["caption"]:
             problems.append(f"image {img['src']} at {img['where']}: no caption")

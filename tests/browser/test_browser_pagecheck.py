@@ -219,9 +219,10 @@ def test_a_real_chapter_page_with_a_lost_figure_and_widget_state_fails(site, sit
     state_tag = re.compile(rf'<script type="{re.escape(WIDGET_STATE)}">.*?</script>', re.S)
     figure = re.compile(r'src="(\.\./_images/[^"]+)"')
     pages = sorted((built_book / "chapters").glob("*.html"))
-    page = next((p for p in pages if state_tag.search(p.read_text()) and figure.search(p.read_text())), None)
-    if page is None:
-        pytest.skip("no chapter page with both a figure and saved widget state in this build")
+    page = next((p for p in pages if state_tag.search(p.read_text()) and figure.search(p.read_text())
+                 and WIDGET_VIEW in p.read_text()), None)
+    if page is None:  # chapters whose Explore is a precomputed panel store no widget state
+        pytest.skip("no chapter page with a figure, a widget view and saved widget state in this build")
     html = page.read_text()
     lost = figure.search(html).group(1)
     html = figure.sub(f'src="{lost}.lost.png"', html, count=1)

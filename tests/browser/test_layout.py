@@ -54,3 +54,12 @@ def test_a_broken_page_fails_each_check(width, browser):
     assert "code block" in text and "no visible scroll cue" in text
     assert "breaks across lines" in text
     assert "does not describe it" in text and "no caption" in text
+
+
+def test_alt_text_that_is_a_path():
+    from layout import _path_like
+
+    for path in ("_images/fig.png", "figs/plot1", "https://x.org/a", "plot.svg", "../a b.png"):
+        assert _path_like(path), path
+    for sentence in ("Bars for ours and W/O eps-greedy.", "A chain of nodes; linear/w7 is orange."):
+        assert not _path_like(sentence), sentence
