@@ -98,3 +98,57 @@ def check_figure(fig) -> None:
                     if t.get_text().strip() and t.get_visible() and t.get_fontsize() < MIN_FONT_PT})
     if small:
         raise ValueError(f"figure has text at {small} pt; the smallest allowed is {MIN_FONT_PT} pt")
+
+
+def place_labels(ax, points, texts, fontsize: float = 8.5, avoid=()) -> None:
+    """Label each point (data coordinates) with its text at the first of a few offsets around it
+    where the label overlaps no label placed before it, no other point and no `avoid` point;
+    a label that finds no free spot takes the one with the least overlap and a thin leader line."""
+    import numpy as np
+
+    fig = ax.figure
+    fig.canvas.draw()  # settle the layout: labels are placed in final display units
+    renderer = fig.canvas.get_renderer()
+    to_disp = ax.transData.transform
+    pts = np.atleast_2d(to_disp(np.asarray(points, dtype=float)))
+    others = np.atleast_2d(to_disp(np.asarray(avoid, dtype=float))) if len(avoid) else np.zeros((0, 2))
+    scale = fig.dpi / 72.0
+    offsets = [(5, 4, "left", "bottom"), (5, -4, "left", "top"), (-5, 4, "right", "bottom"), (-5, -4, "right", "top"),
+               (0, 8, "center", "bottom"), (0, -8, "center", "top"), (12, 14, "left", "bottom"),
+               (12, -14, "left", "top"), (-12, 14, "right", "bottom"), (-12, -14, "right", "top"),
+               (0, 20, "center", "bottom"), (0, -20, "center", "top")]
+    placed = []
+    for k, (xy, text) in enumerate(zip(np.asarray(points, dtype=float), texts)):
+        blockers = np.vstack([np.delete(pts, k, axis=0), others])
+        best = None
+        for dx, dy, ha, va in offsets:
+            t = ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=fontsize)
+            box = t.get_window_extent(renderer).expanded(1.05, 1.1)
+            hits = sum(box.overlaps(b) for b in placed) * 10
+            hits += sum(box.x0 - 4 * scale < x < box.x1 + 4 * scale and box.y0 - 4 * scale < y < box.y1 + 4 * scale
+                        for x, y in blockers)
+            inside = ax.bbox.x0 <= box.x0 and box.x1 <= ax.bbox.x1 and ax.bbox.y0 <= box.y0 and box.y1 <= ax.bbox.y1
+            hits += 0 if inside else 5
+            t.remove()
+            if best is None or hits < best[0]:
+                best = (hits, dx, dy, ha, va, box)
+            if hits == 0:
+                break
+        hits, dx, dy, ha, va, box = best
+        arrow = dict(arrowstyle="-", color="0.35", lw=0.7) if abs(dx) > 5 or abs(dy) > 8 else None
+        ax.annotate(text, xy, xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=fontsize,
+                    arrowprops=arrow)
+        placed.append(box)
+
+
+def plain_log_ticks(ax, axis: str = "y", values=None) -> None:
+    """Plain numbers on a log axis (0.05, 0.1, 0.2 rather than 5x10^-2 ...): major ticks at 1, 2
+    and 5 times a power of ten, or at `values`, and no minor labels, so the labels never crowd."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
+
+    if axis not in ("x", "y"):
+        raise ValueError(f"axis must be 'x' or 'y', got {axis!r}")
+    a = getattr(ax, f"{axis}axis")
+    a.set_major_locator(FixedLocator(values) if values is not None else LogLocator(subs=(1.0, 2.0, 5.0)))
+    a.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.3g}"))
+    a.set_minor_formatter(NullFormatter())

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from icml26.common import BASELINE, METHOD, PALETTE
-from icml26.common.plotting import book_figure
+from icml26.common.plotting import book_figure, place_labels, plain_log_ticks
 
 
 def draw_scene(ax, center=(0.0, 0.0), radius: float = 0.3, goal=None) -> None:
@@ -87,8 +87,9 @@ def plot_success_latency(results):
     a.set_ylim(0, 1.05)
     for n, x, y in zip(names, ms, succ.mean(1)):
         b.scatter(x, y, color=METHOD if n.startswith("STEP") else BASELINE)
-        b.annotate(n, (x, y), fontsize=8.5, xytext=(3, 3), textcoords="offset points")
     b.set_xscale("log"); b.set_xlabel("ms per decision (batch 1)"); b.set_ylabel("success rate")
+    plain_log_ticks(b, "x")
+    place_labels(b, np.column_stack([ms, succ.mean(1)]), names)  # no two names overlap
     return fig
 
 
@@ -99,6 +100,7 @@ def plot_contraction(contraction):
     labels = [f"t={t}" for t in contraction["timesteps"]] + ["output"]
     a.plot(range(len(err)), err, "o-", color=METHOD)
     a.set_xticks(range(len(err)), labels); a.set_ylabel(r"mean $\|\tilde A_k - A^*_k\|$"); a.set_yscale("log")
+    plain_log_ticks(a, "y")
     a.set_title("error of the warm-started refinement", fontsize=9)
     b.bar(range(len(ratio)), ratio, color=METHOD, alpha=0.8)
     b.axhline(1.0, color="k", lw=1, ls="--")
