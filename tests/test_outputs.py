@@ -24,6 +24,10 @@ PROGRESS = re.compile(r"\r|\d+%\|[^\n]*\||\d+(?:\.\d+)?\s?(?:it/s|s/it)")
 BUILDER_WORDS = re.compile(
     r"\bdossier|\bthe issue\b|\bthis issue\b|(?:earlier|first|previous) (?:version|revision) of this chapter"
     r"|previous session|NBVAL_CHECK_OUTPUT|planning note", re.I)
+# A table cell that shows a float with six or more decimals (pandas Styler's default): give it a precision.
+LONG_DECIMALS = re.compile(r"<td[^>]*>\s*-?\d+\.\d{6,}\s*</td>")
+# Pages whose code sets a precision but whose stored tables predate it (re-executed next; may only shrink).
+PRECISION_PENDING = {"planar_symmetry", "reconfigure", "tam"}
 GLUED_MATH = re.compile(r"^[^\n$][^\n]*\n\$\$|^\$\$[^\n]*\$\$\n[^\n]", re.M)
 
 
@@ -97,6 +101,16 @@ def test_markdown_has_no_glued_display_math_nor_builder_words(path):
     assert not words, f"words that mean nothing to a reader: {sorted(set(words))}"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_tables_show_a_sensible_precision(path):
+    long = [m.group(0) for c in _cells(path) if c["cell_type"] == "code" for out in c.get("outputs", [])
+            for m in LONG_DECIMALS.finditer(_text(out.get("data", {}).get("text/html")))]
+    if path.stem in PRECISION_PENDING:
+        assert long, f"{path.stem}: its tables are fixed now; remove it from PRECISION_PENDING"
+        return
+    assert not long, f"table cells with six or more decimals (format the table's precision): {long[:3]}"
+
+
 def test_guards_catch_what_they_guard(tmp_path):
     """Each guard fails on a deliberately bad notebook."""
     png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR" + struct.pack(">II", 1200, 400) + b"\0" * 40).decode()
@@ -104,5 +118,6 @@ def test_guards_catch_what_they_guard(tmp_path):
     assert WARNING.search("/x/y.py:3: UserWarning: careful")
     assert MACHINE_PATH.search("see /work/main/src/icml26/x.py") and not MACHINE_PATH.search("a/b/c and http://x/y/z")
     assert PROGRESS.search(" 40%|####      | 4/10 [00:01<00:02, 3.2it/s]") and PROGRESS.search("step\rstep")
+    assert LONG_DECIMALS.search('<td id="T_1" class="data" >1.000000</td>') and not LONG_DECIMALS.search("<td>0.660</td>")
     assert GLUED_MATH.search("Text line\n$$x=1$$") and not GLUED_MATH.search("Text line\n\n$$x=1$$\n\nmore")
     assert BUILDER_WORDS.search("as the dossier says") and BUILDER_WORDS.search("an earlier version of this chapter")
