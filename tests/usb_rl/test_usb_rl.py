@@ -230,6 +230,14 @@ def test_bad_input_rejected():
         get_config("smoke", hazard_apex=1.5)
     with pytest.raises(ValueError, match="hazard_half_width"):
         get_config("smoke", hazard_half_width=0.6)
+    # the score's batch must keep imagined outcomes: all-real batches are refused at config time
+    for frac in (1.0, 1.5, -0.1):
+        with pytest.raises(ValueError, match=r"score_real_frac must lie in \[0, 1\)"):
+            get_config("smoke", score_real_frac=frac)
+    with pytest.raises(ValueError, match="no imagined outcome"):
+        get_config("smoke", score_real_frac=0.999)  # rounds to a batch of real outcomes only
+    assert get_config("smoke", score_real_frac=0.0).score_real_frac == 0.0
+    assert get_config("smoke", score_real_frac=0.9).score_real_frac == 0.9
     with pytest.raises(ValueError):
         HazardNav(4, hazard_apex=0.0)
     env = HazardNav(4)
@@ -248,6 +256,16 @@ def test_bad_input_rejected():
         PolicyPopulation(2)(torch.zeros(3, 4, 2))
     with pytest.raises(ValueError):
         dual_ascent(0.0, 1.0, -1.0, 0.1)
+
+
+def test_reduced_is_the_evidence_pipeline_with_fewer_rollouts_and_seeds():
+    """The page's run is the evidence record's pipeline with 3 seeds (rule 1's minimum) and half the
+    imagined rollouts per policy step; every other knob is shared."""
+    from dataclasses import asdict
+
+    r, e = asdict(get_config("reduced")), asdict(get_config("evidence"))
+    assert {k for k in r if r[k] != e[k]} == {"imagined_rollouts", "n_seeds"}
+    assert (r["imagined_rollouts"], r["n_seeds"]) == (32, 3) and (e["imagined_rollouts"], e["n_seeds"]) == (64, 10)
 
 
 def test_smoke_run_end_to_end():
