@@ -1,5 +1,6 @@
 """Layout checks a reader meets at a given width (tests/browser/test_layout.py):
 
+- the page itself must not scroll sideways (an unbreakable line of text or inline code);
 - a display equation or code block wider than its box must show that it scrolls (the book's
   scroll shadows: a `local` gradient background); at 1280 px no display equation may overflow;
 - no word in a table cell is broken across lines, except after a hyphen or dash inside a word
@@ -12,7 +13,18 @@ from __future__ import annotations
 
 COLLECT = r"""
 (width) => {
-  const out = {overflow: [], broken: [], images: []};
+  const out = {overflow: [], broken: [], images: [], sideways: null};
+  // Text of the article that reaches past the window without a scrolling box around it (an
+  // unbreakable line of text or inline code) makes the whole page scroll sideways.
+  const W = document.documentElement.clientWidth;
+  for (const el of document.querySelectorAll('.bd-article *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.right <= W + 1) continue;
+    let p = el.parentElement, clipped = false;
+    for (; p; p = p.parentElement) if (/(auto|scroll|hidden|clip)/.test(getComputedStyle(p).overflowX)) { clipped = true; break; }
+    if (!clipped && (!out.sideways || r.right - W > out.sideways.by))
+      out.sideways = {by: Math.round(r.right - W), text: el.textContent.trim().slice(0, 60)};
+  }
   const where = (el) => { const c = el.closest('.cell'); const s = el.closest('section[id]');
     return c ? `cell #${[...document.querySelectorAll('.cell')].indexOf(c)}` : (s ? `#${s.id}` : 'page'); };
   const boxes = [...document.querySelectorAll('.bd-article div.math, .bd-article mjx-container[display="true"], .bd-article div.highlight pre')];
@@ -86,6 +98,9 @@ def layout_problems(page, width: int, captions: bool = True) -> list[str]:
             problems.append(f"{label} with no visible scroll cue")
         elif width >= 1280 and box["kind"] == "display equation":
             problems.append(f"{label} at {width} px: break it into aligned lines")
+    if facts["sideways"]:
+        problems.append(f"the page scrolls sideways: {facts['sideways']['text']!r} reaches {facts['sideways']['by']} px "
+                        "past the window")
     for item in facts["broken"]:
         problems.append(f"table cell at {item['where']}: the word {item['word']!r} breaks across lines")
     for img in facts["images"] if captions else []:

@@ -21,6 +21,7 @@ BROKEN_PAGE = """<!doctype html><html><head><style>
 <div class="highlight"><pre>{code}</pre></div>
 <table><tr><td>gain 0.5e-4 and -0.000471234567 stand-in</td></tr></table>
 <div class="cell_output"><img src="data:image/png;base64,{png}" alt="_images/fig.png"></div>
+<p><code style="white-space: pre">experiment.variance_share(out.u_bar.detach().numpy(), te.topic.numpy(), {args})</code></p>
 </main></body></html>"""
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
 
@@ -46,7 +47,7 @@ def test_a_broken_page_fails_each_check(width, browser):
     page = browser.new_page()
     try:
         page.set_viewport_size({"width": width, "height": 900})
-        page.set_content(BROKEN_PAGE.replace("{code}", "x = " + "1 + " * 80).replace("{png}", PNG))
+        page.set_content(BROKEN_PAGE.replace("{code}", "x = " + "1 + " * 80).replace("{png}", PNG).replace("{args}", ", ".join(["arg"] * 60)))
         problems = layout_problems(page, width)
     finally:
         page.close()
@@ -54,6 +55,7 @@ def test_a_broken_page_fails_each_check(width, browser):
     assert "code block" in text and "no visible scroll cue" in text
     assert "breaks across lines" in text
     assert "does not describe it" in text and "no caption" in text
+    assert "the page scrolls sideways: 'experiment.variance_share" in text
 
 
 def test_alt_text_that_is_a_path():
