@@ -27,7 +27,7 @@ BUILDER_WORDS = re.compile(
 # A table cell that shows a float with six or more decimals (pandas Styler's default): give it a precision.
 LONG_DECIMALS = re.compile(r"<td[^>]*>\s*-?\d+\.\d{6,}\s*</td>")
 # Pages whose code sets a precision but whose stored tables predate it (re-executed next; may only shrink).
-PRECISION_PENDING = {"planar_symmetry", "reconfigure"}
+PRECISION_PENDING: set[str] = set()
 GLUED_MATH = re.compile(r"^[^\n$][^\n]*\n\$\$|^\$\$[^\n]*\$\$\n[^\n]", re.M)
 
 
