@@ -14,9 +14,7 @@ from icml26.catalog import SLUGS
 
 # Chapters whose Explore section still uses live-only ipywidgets (no panel on the page): the test
 # fails once one of them has a panel, so that it leaves this set.
-EXPLORE_PENDING: set[str] = {
-    "usb_rl",
-}
+EXPLORE_PENDING: set[str] = set()
 
 # What a panel shows: the key of each visible view, with its image data and printed text.
 _SHOWN = """
