@@ -103,6 +103,6 @@ def test_colab_notebook_has_the_quiz_cells():
 
 
 def test_inline_math_is_typeset_on_the_page():
-    html = selfcheck._text_html("the gain $g = a - b$ costs $5 in total & more")
+    html = selfcheck.text_with_math_html("the gain $g = a - b$ costs $5 in total & more")
     assert "<span class='math notranslate nohighlight'>\\(g = a - b\\)</span>" in html
     assert "costs $5 in total &amp; more" in html  # a lone dollar stays text, and is escaped

@@ -34,13 +34,12 @@ import itertools
 import json
 import numbers
 import os
-import re
+
+from .selfcheck import INLINE_MATH, text_with_math_html
 
 ENV = "ICML26_EXPLORE"
 MODES = ("live", "static")
 MAX_VIEWS = 30
-
-_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?P<tex>[^$\n]+?)(?<![\\\s])\$")
 
 
 def explore_mode(mode: str | None = None) -> str:
@@ -185,20 +184,9 @@ def precompute(fn, controls: dict, *, max_views: int = MAX_VIEWS) -> list[dict]:
     return views
 
 
-def _text_html(text: str) -> str:
-    """Escaped text whose `$...$` becomes the inline math that MathJax typesets on the book's pages."""
-    parts, last = [], 0
-    for match in _INLINE_MATH.finditer(text):
-        parts.append(html.escape(text[last:match.start()]))
-        parts.append(f"<span class='math notranslate nohighlight'>\\({html.escape(match['tex'])}\\)</span>")
-        last = match.end()
-    parts.append(html.escape(text[last:]))
-    return "".join(parts)
-
-
 def _plain(text: str) -> str:
     """`text` without its `$` delimiters (alt text and labels are read, not typeset)."""
-    return _INLINE_MATH.sub(lambda m: m["tex"].replace("\\", ""), text)
+    return INLINE_MATH.sub(lambda m: m["tex"].replace("\\", ""), text)
 
 
 _STYLE = """<style>
@@ -255,7 +243,7 @@ def static_html(views: list[dict], options: dict, default: dict, note: str, alt:
     setting = ", ".join(f"{labels[n]} = {options[n][i][0]}" for n, i in zip(names, start))
     parts = [f"<div class='icml26-explore' id='{uid}'>", _STYLE,
              f"<p class='icml26-explore-note'><strong>Default view</strong> ({html.escape(_plain(setting))}): "
-             f"{_text_html(note)}</p>",
+             f"{text_with_math_html(note)}</p>",
              f"<div class='icml26-explore-controls' role='group' aria-label='Explore controls'>"]
     for name, i in zip(names, start):
         cid = f"{uid}-{name}"

@@ -142,14 +142,14 @@ window.icml26SelfCheck = window.icml26SelfCheck || function (button) {
 </script>"""
 
 
-_INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?P<tex>[^$\n]+?)(?<![\\\s])\$")
+INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)(?P<tex>[^$\n]+?)(?<![\\\s])\$")
 
 
-def _text_html(text: str) -> str:
+def text_with_math_html(text: str) -> str:
     """Escaped text whose `$...$` becomes the inline-math element MathJax typesets on the book's
-    pages (Sphinx's `span.math` with `\\( \\)` delimiters)."""
+    pages (Sphinx's `span.math` with `\\( \\)` delimiters). Shared with icml26.common.explorer."""
     parts, last = [], 0
-    for match in _INLINE_MATH.finditer(text):
+    for match in INLINE_MATH.finditer(text):
         parts.append(html.escape(text[last:match.start()]))
         parts.append(f"<span class='math notranslate nohighlight'>\\({html.escape(match['tex'])}\\)</span>")
         last = match.end()
@@ -158,14 +158,14 @@ def _text_html(text: str) -> str:
 
 
 def _question_html(q: Question, qid: str, number: int) -> str:
-    prompt = _text_html(q.prompt)
+    prompt = text_with_math_html(q.prompt)
     if q.kind == "choice":
         # aria-label: an option written only in math has no text a screen reader finds in the label
         body = "".join(f"<label><input type='radio' name='{qid}' value='{i}' aria-label='{html.escape(o, quote=True)}'> "
-                       f"{_text_html(o)}</label>"
+                       f"{text_with_math_html(o)}</label>"
                        for i, o in enumerate(q.options))
         data = f"data-kind='choice' data-answer='{q.answer}'"
-        right = _text_html(q.options[q.answer])
+        right = text_with_math_html(q.options[q.answer])
     else:
         body = (f"<label>Your answer: <input type='text' inputmode='decimal' size='10' "
                 f"aria-label='answer to question {number}'></label>")
@@ -175,7 +175,7 @@ def _question_html(q: Question, qid: str, number: int) -> str:
             f"<div class='selfcheck-options'>{body}</div>"
             "<button type='button' onclick='icml26SelfCheck(this)'>Check</button>"
             "<div class='selfcheck-result' hidden role='status'><span class='selfcheck-verdict'></span> "
-            f"<span class='selfcheck-explain' hidden>The answer: {right}. {_text_html(q.explain)}</span></div></div>")
+            f"<span class='selfcheck-explain' hidden>The answer: {right}. {text_with_math_html(q.explain)}</span></div></div>")
 
 
 def quiz_html(slug: str, part: str = "review") -> str:
