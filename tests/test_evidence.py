@@ -37,7 +37,7 @@ def test_a_sound_smoke_record_passes(smoke_record, tmp_path):
     assert check_record(_store(smoke_record, tmp_path)) == []
     prov = smoke_record["provenance"]
     assert prov["seeds"] and prov["wall_s"] > 0 and prov["peak_memory_mb"]["host"] > 0
-    assert prov["source_digest"] == evidence.source_digest("w2sg_bregman")
+    assert prov["source_digest"] == evidence.source_digest("w2sg_bregman") and prov["digest"] == "code"
 
 
 def test_a_stale_record_fails_and_names_the_refresh_command(smoke_record, tmp_path):
@@ -95,3 +95,57 @@ def test_results_must_be_plain_data():
     assert np.isnan(evidence.from_plain({"x": {"nonfinite": "nan"}})["x"])
     with pytest.raises(TypeError, match="plain data"):
         evidence.to_plain({"model": object()})
+
+
+def test_a_record_whose_own_preset_changed_is_stale(smoke_record, tmp_path):
+    changed = json.loads(json.dumps(smoke_record))
+    field = next(iter(changed["provenance"]["config"]))
+    changed["provenance"]["config"][field] = "something else"
+    problems = check_record(_store(changed, tmp_path))
+    assert any("the smoke preset changed" in p and field in p for p in problems), problems
+
+
+def test_a_record_with_a_bytes_digest_is_checked_byte_for_byte(smoke_record, tmp_path):
+    legacy = json.loads(json.dumps(smoke_record))
+    legacy["provenance"]["digest"] = "bytes"
+    legacy["provenance"]["source_digest"] = evidence.source_digest("w2sg_bregman", "bytes")
+    assert check_record(_store(legacy, tmp_path)) == []
+    legacy["provenance"]["source_digest"] = evidence.source_digest("w2sg_bregman", "code")
+    assert any("stale" in p for p in check_record(_store(legacy, tmp_path / "again")))
+    with pytest.raises(ValueError, match="unknown digest kind"):
+        evidence.source_digest("w2sg_bregman", "lines")
+
+
+CODE = '''"""Module docstring."""
+def spread(values, scale=2.0):
+    """Eq. 3: the spread."""
+    # a comment
+    return [scale * v for v in values if v > 0] + ["a long message " "in two parts"]
+'''
+
+
+def _code(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return evidence._code_of(path)
+
+
+def test_the_code_digest_ignores_layout_comments_and_docstrings(tmp_path):
+    reflowed = CODE.replace('"""Eq. 3: the spread."""', '"""Eq. 3 of the paper:\n    the spread."""')
+    reflowed = reflowed.replace("    # a comment\n", "").replace(
+        "return [scale * v for v in values if v > 0]", "return [\n        scale * v\n        for v in values if v > 0\n    ]")
+    reflowed = reflowed.replace('"a long message " "in two parts"', '"a long message in two parts"')
+    assert _code(tmp_path, "a.py", CODE) == _code(tmp_path, "b.py", reflowed)
+    for edit in (("scale=2.0", "scale=2.5"), ("v > 0", "v >= 0"), ("in two parts", "in 2 parts")):
+        assert _code(tmp_path, "a.py", CODE) != _code(tmp_path, "c.py", CODE.replace(*edit)), edit
+
+
+def test_the_code_digest_of_config_leaves_out_only_the_preset_tables(tmp_path):
+    config = ("from dataclasses import dataclass\n@dataclass\nclass C:\n    steps: int = 100\n"
+              "PRESETS = {'reduced': C(), 'evidence': C(steps=300)}\nEXPECTED_TIME = {'reduced': 'a minute'}\n")
+    base = _code(tmp_path, "config.py", config)
+    (tmp_path / "other").mkdir()
+    presets_changed = config.replace("'reduced': C()", "'reduced': C(steps=50)").replace("a minute", "30 s")
+    assert _code(tmp_path / "other", "config.py", presets_changed) == base
+    assert _code(tmp_path / "other", "config.py", config.replace("int = 100", "int = 120")) != base
+    assert _code(tmp_path / "other", "not_config.py", config) != base

@@ -15,7 +15,8 @@ of the package's sources).
 
 :func:`check_record` is what CI runs on every record: the provenance is complete, the source
 digest still matches the code (else it names the ``make evidence`` command that refreshes the
-record), and every status recomputed from the stored results with the package's own decision
+record; a record made since the code digest exists is stale only when what runs changed: the
+sources' syntax trees without docstrings and comments, and the record's own preset), and every status recomputed from the stored results with the package's own decision
 functions equals the stored one (so no status can be typed by hand).
 
 Reading and checking import no torch until a package's ``build_ledger`` is needed; running does.
@@ -24,6 +25,7 @@ Reading and checking import no torch until a package's ``build_ledger`` is neede
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -77,12 +79,59 @@ def source_files(slug: str) -> list[Path]:
     return sorted(p for p in root.glob("*.py") if p.name not in NOT_COMPUTING)
 
 
-def source_digest(slug: str) -> str:
-    """sha256 over the package's computing sources (names and bytes, line endings normalised)."""
+#: How a record's ``source_digest`` was computed (its provenance ``digest``; records without one
+#: are "bytes"). "code" leaves out what cannot change a figure: layout, comments, docstrings, and in
+#: ``config.py`` the preset tables (the record's own preset is compared field by field instead).
+DIGEST_KINDS = ("bytes", "code")
+#: The top-level names in ``config.py`` that the "code" digest leaves out (see DIGEST_KINDS).
+PRESET_TABLES = ("PRESETS", "EXPECTED_TIME")
+
+
+def _canonical(node):
+    """A syntax tree as plain nested lists, without docstrings; fields that are None or empty are
+    left out, so the form is the same across the Python versions that add optional fields."""
+    if isinstance(node, ast.AST):
+        fields = dict(ast.iter_fields(node))
+        body = fields.get("body")
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            fields["body"] = body[1:]
+        return [type(node).__name__] + [[name, _canonical(value)] for name, value in fields.items()
+                                        if value is not None and value != []]
+    if isinstance(node, list):
+        return [_canonical(item) for item in node]
+    return repr(node)
+
+
+def _code_of(path: Path) -> list:
+    """The canonical syntax tree of one source file (for ``config.py``: without the preset tables)."""
+    tree = ast.parse(path.read_text())
+    if path.name == "config.py":
+        tree.body = [node for node in tree.body if not (
+            isinstance(node, (ast.Assign, ast.AnnAssign))
+            and {t.id for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                 if isinstance(t, ast.Name)} & set(PRESET_TABLES))]
+    return _canonical(tree)
+
+
+def source_digest(slug: str, kind: str = "code") -> str:
+    """sha256 over the package's computing sources: their names and, by `kind` (DIGEST_KINDS),
+    their bytes (line endings normalised) or their code (syntax trees, see ``_code_of``)."""
+    if kind not in DIGEST_KINDS:
+        raise ValueError(f"unknown digest kind {kind!r}; allowed: {', '.join(DIGEST_KINDS)}")
     h = hashlib.sha256()
     for path in source_files(slug):
-        h.update(path.name.encode() + b"\0" + path.read_bytes().replace(b"\r\n", b"\n") + b"\0")
+        body = (path.read_bytes().replace(b"\r\n", b"\n") if kind == "bytes"
+                else json.dumps(_code_of(path)).encode())
+        h.update(path.name.encode() + b"\0" + body + b"\0")
     return h.hexdigest()
+
+
+def preset_config(slug: str, scale: str) -> dict:
+    """The chapter's preset `scale` as plain data, as a record stores it."""
+    config = importlib.import_module(f"icml26.{_check_slug(slug)}.config")
+    return json.loads(json.dumps(to_plain(dataclasses.asdict(config.get_config(scale)))))
 
 
 def to_plain(value):
@@ -202,7 +251,7 @@ def run_record(slug: str, scale: str = "evidence", device: str = "auto", seed: i
             "preset": scale, "config": to_plain(dataclasses.asdict(config)), "seeds": results.get("seeds", []),
             "device": str(torch_device), "hardware": hardware, "versions": _versions(),
             "wall_s": round(wall, 1), "peak_memory_mb": _peak_memory_mb(torch_device),
-            "source_digest": source_digest(slug), "sources": [p.name for p in source_files(slug)],
+            "source_digest": source_digest(slug), "digest": "code", "sources": [p.name for p in source_files(slug)],
             "commit": _git_commit(slug), "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "numerics": "pinned" if numerics else "native",
         },
@@ -262,9 +311,17 @@ def check_record(path: str | Path, *, recompute: bool = True) -> list[str]:
     slug = record["slug"]
     if path.name != f"{record['scale']}-{record['device']}.json" or path.parent.parent.name != slug:
         problems.append(f"{path}: stored under the wrong name for {slug} at {record['scale']}-{record['device']}")
-    if prov.get("source_digest") != source_digest(slug):
-        problems.append(f"{path.name}: stale: the sources of icml26.{slug} changed since the record was made; "
-                        f"refresh it with `{refresh_command(record)}`")
+    kind = prov.get("digest", "bytes")
+    if kind not in DIGEST_KINDS:
+        problems.append(f"{path.name}: unknown digest kind {kind!r}; allowed: {', '.join(DIGEST_KINDS)}")
+    elif prov.get("source_digest") != source_digest(slug, kind):
+        problems.append(f"{path.name}: stale: the {'code' if kind == 'code' else 'sources'} of icml26.{slug} "
+                        f"changed since the record was made; refresh it with `{refresh_command(record)}`")
+    elif kind == "code" and prov.get("config") != preset_config(slug, record["scale"]):
+        changed = sorted(k for k in set(prov.get("config") or {}) | set(preset_config(slug, record["scale"]))
+                         if (prov.get("config") or {}).get(k) != preset_config(slug, record["scale"]).get(k))
+        problems.append(f"{path.name}: stale: the {record['scale']} preset changed since the record was made "
+                        f"({', '.join(changed) or 'its fields'}); refresh it with `{refresh_command(record)}`")
     if recompute and not problems:
         ledger = claims_module(slug).build_ledger(from_plain(record["results"])).record()
         stored = record["ledger"]
