@@ -12,34 +12,57 @@ from torch import nn
 T = 1.0  # the bridge horizon T = sigma_max
 
 
-def bridge_mean_std(z0: torch.Tensor, zT: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Marginal of the VE bridge (method eq. for z_t): mean t^2/T^2 zT + (1 - t^2/T^2) z0,
-    std t sqrt(1 - t^2/T^2). `t` broadcasts against the latents (e.g. shape (..., 1))."""
+def bridge_mean_std(
+    z0: torch.Tensor, zT: torch.Tensor, t: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Marginal of the VE bridge (method eq. for z_t): mean
+    t^2/T^2 zT + (1 - t^2/T^2) z0, std t sqrt(1 - t^2/T^2). `t` broadcasts
+    against the latents (e.g. shape (..., 1))."""
     if z0.shape != zT.shape:
         raise ValueError(f"z0 and zT must have the same shape, got {tuple(z0.shape)} and {tuple(zT.shape)}")
     a = (t / T) ** 2
     return a * zT + (1 - a) * z0, t * torch.sqrt((1 - a).clamp(min=0.0))
 
 
-def sample_bridge(z0: torch.Tensor, zT: torch.Tensor, t: torch.Tensor, gen: torch.Generator | None = None) -> torch.Tensor:
+def sample_bridge(
+    z0: torch.Tensor,
+    zT: torch.Tensor,
+    t: torch.Tensor,
+    gen: torch.Generator | None = None,
+) -> torch.Tensor:
     """z_t = mu_t(z0, zT) + s_t * eps, eps ~ N(0, I)."""
     mu, s = bridge_mean_std(z0, zT, t)
     eps = torch.randn(mu.shape, generator=gen, device=mu.device, dtype=mu.dtype)
     return mu + s * eps
 
 
-def precond(t: torch.Tensor, sigma0: float = 1.0, sigmaT: float = 1.0, sigma0T: float = 0.0, c: float = 1.0):
-    """DDBM preconditioning (c_skip, c_out, c_in) for the VE bridge (method: denoiser eq.).
+def precond(
+    t: torch.Tensor,
+    sigma0: float = 1.0,
+    sigmaT: float = 1.0,
+    sigma0T: float = 0.0,
+    c: float = 1.0,
+):
+    """DDBM preconditioning (c_skip, c_out, c_in) for the VE bridge
+    (method: denoiser eq.).
 
     A = a^2 sT^2 + (1-a)^2 s0^2 + 2 a (1-a) s0T + c^2 t^2 (1-a), a = t^2/T^2,
     c_in = A^{-1/2}, c_skip = ((1-a) s0^2 + a s0T) / A,
     c_out = sqrt(a^2 (s0^2 sT^2 - s0T^2) + s0^2 c^2 t^2 (1-a)) c_in.
     """
     a = (t / T) ** 2
-    A = a ** 2 * sigmaT ** 2 + (1 - a) ** 2 * sigma0 ** 2 + 2 * a * (1 - a) * sigma0T + c ** 2 * t ** 2 * (1 - a)
+    A = (
+        a ** 2 * sigmaT ** 2
+        + (1 - a) ** 2 * sigma0 ** 2
+        + 2 * a * (1 - a) * sigma0T
+        + c ** 2 * t ** 2 * (1 - a)
+    )
     c_in = A.rsqrt()
     c_skip = ((1 - a) * sigma0 ** 2 + a * sigma0T) / A
-    c_out = torch.sqrt(a ** 2 * (sigma0 ** 2 * sigmaT ** 2 - sigma0T ** 2) + sigma0 ** 2 * c ** 2 * t ** 2 * (1 - a)) * c_in
+    c_out = torch.sqrt(
+        a ** 2 * (sigma0 ** 2 * sigmaT ** 2 - sigma0T ** 2)
+        + sigma0 ** 2 * c ** 2 * t ** 2 * (1 - a)
+    ) * c_in
     return c_skip, c_out, c_in
 
 
@@ -91,11 +114,15 @@ class BridgeDenoiser(nn.Module):
         self.latent_dim, self.t_emb_dim = latent_dim, t_emb_dim
         self.F = EnsembleMLP(members, 2 * latent_dim + t_emb_dim, hidden, latent_dim, gen)
 
-    def forward(self, zt: torch.Tensor, t: torch.Tensor, zT: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, zt: torch.Tensor, t: torch.Tensor, zT: torch.Tensor
+    ) -> torch.Tensor:
         if zt.shape != zT.shape or zt.shape[-1] != self.latent_dim:
             raise ValueError(f"z_t and z_T must be (M, B, {self.latent_dim}), got {tuple(zt.shape)}, {tuple(zT.shape)}")
         c_skip, c_out, c_in = precond(t)
-        inp = torch.cat([c_in * zt, zT, time_embedding(t, self.t_emb_dim)], dim=-1)  # (M, B, 2d + e)
+        inp = torch.cat(  # (M, B, 2d + e)
+            [c_in * zt, zT, time_embedding(t, self.t_emb_dim)], dim=-1
+        )
         return c_skip * zt + c_out * self.F(inp)
 
 
@@ -108,13 +135,15 @@ def time_grid(steps: int, t_max: float, t_min: float, device=None) -> torch.Tens
     return torch.linspace(t_max, t_min, steps, device=device)
 
 
-def sample_translation(denoiser, zT: torch.Tensor, steps: int, t_max: float = 0.999, t_min: float = 0.002,
+def sample_translation(denoiser, zT: torch.Tensor, steps: int,
+                       t_max: float = 0.999, t_min: float = 0.002,
                        return_path: bool = False):
     """Deterministic DBIM-style sampler S(z_T) (method: "Sampler").
 
     Start at z_T (t = t_max ~ T); at each t_i: z0_hat = D(z, t_i, z_T),
-    eps_hat = (z - mu_{t_i}(z0_hat, z_T)) / s_{t_i}, z <- mu_{t_{i+1}}(z0_hat, z_T) + s_{t_{i+1}} eps_hat.
-    Returns the last z0_hat (and the visited states if `return_path`). Differentiable.
+    eps_hat = (z - mu_{t_i}(z0_hat, z_T)) / s_{t_i},
+    z <- mu_{t_{i+1}}(z0_hat, z_T) + s_{t_{i+1}} eps_hat. Returns the last
+    z0_hat (and the visited states if `return_path`). Differentiable.
     """
     grid = time_grid(steps, t_max, t_min, zT.device)
     z = zT
@@ -126,7 +155,9 @@ def sample_translation(denoiser, zT: torch.Tensor, steps: int, t_max: float = 0.
         if i + 1 < len(grid):
             mu, s = bridge_mean_std(z0_hat, zT, t)
             eps_hat = (z - mu) / s
-            mu_next, s_next = bridge_mean_std(z0_hat, zT, grid[i + 1].expand_as(t))
+            mu_next, s_next = bridge_mean_std(
+                z0_hat, zT, grid[i + 1].expand_as(t)
+            )
             z = mu_next + s_next * eps_hat
             path.append(z)
     return (z0_hat, path) if return_path else z0_hat

@@ -89,15 +89,22 @@ def decide_c1(acc_unpaired: Sequence[float], mmd_unpaired: Sequence[float], mmd_
     if n < MIN_SEEDS:
         return ClaimStatus("C1", claim, INCONCLUSIVE, figures, threshold, _few(n), True, checks)
     # region: decide
-    on_target = [q <= C1_MAX_MMD_RATIO for q in ratio]  # per seed: on the target distribution
-    content = [x >= CHANCE + C1_MIN_ACC_OVER_CHANCE for x in acc]  # per seed: content kept
-    parts = {"landing on the target distribution": robust_status(on_target), "keeping content": robust_status(content)}
-    status = combine_sub_results(parts.values())  # both -> REPRODUCED, one -> PARTLY, none -> NOT
+    # per seed: on the target distribution
+    on_target = [q <= C1_MAX_MMD_RATIO for q in ratio]
+    # per seed: content kept
+    content = [x >= CHANCE + C1_MIN_ACC_OVER_CHANCE for x in acc]
+    parts = {"landing on the target distribution": robust_status(on_target),
+             "keeping content": robust_status(content)}
+    # both -> REPRODUCED, one -> PARTLY, none -> NOT
+    status = combine_sub_results(parts.values())
     if INCONCLUSIVE in parts.values():
         status = INCONCLUSIVE  # a part whose seeds disagree leaves the claim open
-    fragile = (is_fragile(acc, CHANCE + C1_MIN_ACC_OVER_CHANCE, seed_statuses(content))
-               or is_fragile(ratio, C1_MAX_MMD_RATIO, seed_statuses(on_target)))
-    gated = gate_competence(status, checks)  # rule 2: an arm that fails its check -> INCONCLUSIVE
+    fragile = (
+        is_fragile(acc, CHANCE + C1_MIN_ACC_OVER_CHANCE, seed_statuses(content))
+        or is_fragile(ratio, C1_MAX_MMD_RATIO, seed_statuses(on_target))
+    )
+    # rule 2: an arm that fails its check -> INCONCLUSIVE
+    gated = gate_competence(status, checks)
     # endregion
     if competence_reason(checks):
         reason = f"{competence_reason(checks)}; {FULL_BUDGET} would settle it"

@@ -120,39 +120,56 @@ def train_ensemble(setup: Setup, config: BridgeConfig, kind: str, rhos, seeds, u
             ip = draw(p_pool, p_cnt, B, gen)  # (M, B) paired indices
             xp, yp = X[ip], Y[ip]  # (M, B, 64), (M, B, 16)
             z0p, zTp = codec.encode_x(xp), codec.encode_y(yp)  # (M, B, d) each
-            loss = config.w_pair * has_pairs * paired_loss(den_yx, den_xy, xp, z0p, zTp, codec.decode_x,
-                                                           config.w_pred, tmin, tmax, gen)
-            if codec.joint:  # the shared latent space: reconstruction + alignment on the pairs
-                rec = ((codec.decode_x(z0p) - xp) ** 2).mean((-1, -2)) + ((codec.decode_y(zTp) - yp) ** 2).mean((-1, -2))
-                loss = loss + has_pairs * (config.w_rec * rec + config.w_align * info_nce(z0p, zTp))
+            loss = config.w_pair * has_pairs * paired_loss(
+                den_yx, den_xy, xp, z0p, zTp, codec.decode_x,
+                config.w_pred, tmin, tmax, gen)
+            # the shared latent space: reconstruction + alignment on the pairs
+            if codec.joint:
+                rec = (((codec.decode_x(z0p) - xp) ** 2).mean((-1, -2))
+                       + ((codec.decode_y(zTp) - yp) ** 2).mean((-1, -2)))
+                loss = loss + has_pairs * (config.w_rec * rec
+                                           + config.w_align * info_nce(z0p, zTp))
             # endregion
             # region: constraints_step
             if kind == "sdb":
-                xs, ys = X[draw(t_pool, t_cnt, B, gen)], Y[draw(s_pool, s_cnt, B, gen)]  # unpaired images
+                # unpaired images
+                xs, ys = X[draw(t_pool, t_cnt, B, gen)], Y[draw(s_pool, s_cnt, B, gen)]
                 z0_u, zT_u = codec.encode_x(xs), codec.encode_y(ys)  # (M, B, d) each
-                if codec.joint:  # unpaired reconstruction + distribution alignment of the two encoders
-                    rec_u = ((codec.decode_x(z0_u) - xs) ** 2).mean((-1, -2)) + ((codec.decode_y(zT_u) - ys) ** 2).mean((-1, -2))
-                    loss = loss + config.w_rec * rec_u + config.w_align * latent_mmd(z0_u, zT_u)
+                if codec.joint:  # unpaired reconstruction + distribution
+                    # alignment of the two encoders
+                    rec_u = (((codec.decode_x(z0_u) - xs) ** 2).mean((-1, -2))
+                             + ((codec.decode_y(zT_u) - ys) ** 2).mean((-1, -2)))
+                    loss = (loss + config.w_rec * rec_u
+                            + config.w_align * latent_mmd(z0_u, zT_u))
                 ramp = min(1.0, (step + 1) / max(1.0, config.warmup_frac * steps))
-                if codec.joint:  # the constraints train the bridges; the latent space is shaped by
-                    z0_u, zT_u = z0_u.detach(), zT_u.detach()  # reconstruction, alignment and pairs
+                # the constraints train the bridges; the latent space is shaped
+                # by reconstruction, alignment and pairs
+                if codec.joint:
+                    z0_u, zT_u = z0_u.detach(), zT_u.detach()
                 paths = cycle_paths(den_yx, den_xy, zT_u, z0_u, K, tmax, t_lo)
                 extra = torch.zeros(M, device=dev)
-                if use_mm and mm_form == "wta_dsm":  # both directions: targets z0_u (Y->X), zT_u (X->Y)
+                # both directions: targets z0_u (Y->X), zT_u (X->Y)
+                if use_mm and mm_form == "wta_dsm":
                     extra = extra + config.w_mm * (
-                        wta_bridge_loss(den_yx, z0_u, zT_u, config.wta_candidates, capacity, tmin, tmax, gen)
-                        + wta_bridge_loss(den_xy, zT_u, z0_u, config.wta_candidates, capacity, tmin, tmax, gen))
+                        wta_bridge_loss(den_yx, z0_u, zT_u, config.wta_candidates,
+                                        capacity, tmin, tmax, gen)
+                        + wta_bridge_loss(den_xy, zT_u, z0_u, config.wta_candidates,
+                                          capacity, tmin, tmax, gen))
                 elif use_mm:
-                    extra = extra + config.w_mm * (marginal_matching_loss(paths["x_hat"], z0_u, capacity)
-                                                   + marginal_matching_loss(paths["y_hat"], zT_u, capacity))
+                    extra = extra + config.w_mm * (
+                        marginal_matching_loss(paths["x_hat"], z0_u, capacity)
+                        + marginal_matching_loss(paths["y_hat"], zT_u, capacity))
                 if use_cyc_end:  # ||S_XY(S_YX(z_T)) - z_T||^2 + ||S_YX(S_XY(z_0)) - z_0||^2
-                    extra = extra + config.w_cyc_end * (((paths["back_y"] - zT_u) ** 2).sum(-1).mean(-1)
-                                                        + ((paths["back_x"] - z0_u) ** 2).sum(-1).mean(-1))
+                    extra = extra + config.w_cyc_end * (
+                        ((paths["back_y"] - zT_u) ** 2).sum(-1).mean(-1)
+                        + ((paths["back_x"] - z0_u) ** 2).sum(-1).mean(-1))
                 if use_cyc_traj and traj_form == "reversed":
-                    extra = extra + config.w_cyc_traj * reversed_trajectory_cycle_loss(paths)
+                    extra = (extra + config.w_cyc_traj
+                             * reversed_trajectory_cycle_loss(paths))
                 elif use_cyc_traj:
                     extra = extra + config.w_cyc_traj * pseudo_pair_cycle_loss(
-                        den_yx, den_xy, zT_u, z0_u, paths["x_hat"], paths["y_hat"], tmin, tmax, gen)
+                        den_yx, den_xy, zT_u, z0_u, paths["x_hat"], paths["y_hat"],
+                        tmin, tmax, gen)
                 loss = loss + ramp * extra
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()  # members are independent: the sum separates

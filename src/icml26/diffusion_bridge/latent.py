@@ -20,11 +20,14 @@ from .bridge import AutoEncoder, EnsembleMLP
 
 
 def sphere(h: torch.Tensor) -> torch.Tensor:
-    """Project latents onto the sphere of radius sqrt(d): z = sqrt(d) h / ||h||. Keeps the
-    jointly trained latents at unit scale per dimension on average (the bridge's
-    preconditioning assumes sigma_0 = sigma_T = 1) and rules out the collapse z -> 0, which would
-    make every bridge loss trivially small."""
-    return math.sqrt(h.shape[-1]) * h / h.norm(dim=-1, keepdim=True).clamp(min=1e-6)
+    """Project latents onto the sphere of radius sqrt(d): z = sqrt(d) h / ||h||.
+    Keeps the jointly trained latents at unit scale per dimension on average
+    (the bridge's preconditioning assumes sigma_0 = sigma_T = 1) and rules out
+    the collapse z -> 0, which would make every bridge loss trivially small."""
+    return (
+        math.sqrt(h.shape[-1]) * h
+        / h.norm(dim=-1, keepdim=True).clamp(min=1e-6)
+    )
 
 
 class JointCodec(nn.Module):
@@ -82,23 +85,41 @@ class FrozenCodec(nn.Module):
         return self.ae_y.decode(z)
 
 
-def info_nce(za: torch.Tensor, zb: torch.Tensor, temperature: float = 0.07) -> torch.Tensor:
-    """LDDBM's contrastive alignment on pairs (CLIP-style, symmetric InfoNCE): row i of `za`
-    should be closest (cosine) to row i of `zb` among the batch. (M, B, d) each -> (M,)."""
+def info_nce(
+    za: torch.Tensor, zb: torch.Tensor, temperature: float = 0.07
+) -> torch.Tensor:
+    """LDDBM's contrastive alignment on pairs (CLIP-style, symmetric InfoNCE):
+    row i of `za` should be closest (cosine) to row i of `zb` among the batch.
+    (M, B, d) each -> (M,)."""
     if za.shape != zb.shape or za.ndim != 3:
         raise ValueError(f"expected two (M, B, d) batches of pairs, got {tuple(za.shape)}, {tuple(zb.shape)}")
     a, b = F.normalize(za, dim=-1), F.normalize(zb, dim=-1)
     logits = a @ b.transpose(1, 2) / temperature  # (M, B, B)
-    target = torch.arange(za.shape[1], device=za.device).expand(za.shape[0], -1)  # (M, B)
-    ce = lambda lg: F.cross_entropy(lg.reshape(-1, lg.shape[-1]), target.reshape(-1), reduction="none")  # noqa: E731
-    return 0.5 * (ce(logits) + ce(logits.transpose(1, 2))).reshape(za.shape[:2]).mean(-1)
+    target = (  # (M, B)
+        torch.arange(za.shape[1], device=za.device).expand(za.shape[0], -1)
+    )
+    ce = lambda lg: F.cross_entropy(  # noqa: E731
+        lg.reshape(-1, lg.shape[-1]), target.reshape(-1), reduction="none"
+    )
+    return 0.5 * (
+        (ce(logits) + ce(logits.transpose(1, 2))).reshape(za.shape[:2]).mean(-1)
+    )
 
 
-def latent_mmd(za: torch.Tensor, zb: torch.Tensor, bandwidth: float | None = None) -> torch.Tensor:
-    """Unpaired alignment of the two encoders' latent distributions: biased RBF-MMD^2 between
-    batches (M, B, d) and (M, B', d), bandwidth sqrt(d) (the latents' typical distance). (M,)."""
+def latent_mmd(
+    za: torch.Tensor, zb: torch.Tensor, bandwidth: float | None = None
+) -> torch.Tensor:
+    """Unpaired alignment of the two encoders' latent distributions: biased
+    RBF-MMD^2 between batches (M, B, d) and (M, B', d), bandwidth sqrt(d) (the
+    latents' typical distance). (M,)."""
     if za.ndim != 3 or zb.ndim != 3 or za.shape[0] != zb.shape[0] or za.shape[2] != zb.shape[2]:
         raise ValueError(f"expected (M, B, d) and (M, B', d), got {tuple(za.shape)}, {tuple(zb.shape)}")
     bw = math.sqrt(za.shape[-1]) if bandwidth is None else bandwidth
-    k = lambda u, v: torch.exp(-torch.cdist(u, v) ** 2 / (2 * bw ** 2))  # noqa: E731
-    return k(za, za).mean((-1, -2)) + k(zb, zb).mean((-1, -2)) - 2 * k(za, zb).mean((-1, -2))
+    k = lambda u, v: torch.exp(  # noqa: E731
+        -torch.cdist(u, v) ** 2 / (2 * bw ** 2)
+    )
+    return (
+        k(za, za).mean((-1, -2))
+        + k(zb, zb).mean((-1, -2))
+        - 2 * k(za, zb).mean((-1, -2))
+    )

@@ -15,14 +15,18 @@ from .bridge import bridge_mean_std, sample_bridge, sample_translation, time_gri
 TRAJ_EPS = 0.1
 
 
-def wta_capacity_assignment(cost: np.ndarray | torch.Tensor, capacity: int = 1) -> np.ndarray:
-    """pi* = argmin_{pi : |pi^{-1}(j)| <= kappa} sum_i C[i, pi(i)] (marginal matching, WTA).
+def wta_capacity_assignment(cost: np.ndarray | torch.Tensor,
+                            capacity: int = 1) -> np.ndarray:
+    """pi* = argmin_{pi : |pi^{-1}(j)| <= kappa} sum_i C[i, pi(i)]
+    (marginal matching, WTA).
 
-    Every generated sample (row) wins exactly one real target (column); each target is won at
-    most `capacity` times. Exact: the columns are repeated kappa times and the rectangular
-    assignment problem is solved (Hungarian). Returns pi (n_rows,) of target indices.
+    Every generated sample (row) wins exactly one real target (column); each
+    target is won at most `capacity` times. Exact: the columns are repeated
+    kappa times and the rectangular assignment problem is solved (Hungarian).
+    Returns pi (n_rows,) of target indices.
     """
-    c = cost.detach().cpu().numpy() if isinstance(cost, torch.Tensor) else np.asarray(cost, dtype=float)
+    c = (cost.detach().cpu().numpy() if isinstance(cost, torch.Tensor)
+         else np.asarray(cost, dtype=float))
     if c.ndim != 2:
         raise ValueError(f"cost must be a matrix (n_gen, n_real), got shape {c.shape}")
     if not isinstance(capacity, (int, np.integer)) or capacity < 1:
@@ -30,7 +34,8 @@ def wta_capacity_assignment(cost: np.ndarray | torch.Tensor, capacity: int = 1) 
     n, m = c.shape
     if n > capacity * m:
         raise ValueError(f"infeasible: {n} samples cannot be assigned to {m} targets with capacity {capacity}")
-    rep = np.tile(c, (1, capacity))  # (n, kappa m): column j + k m is copy k of target j
+    # (n, kappa m): column j + k m is copy k of target j
+    rep = np.tile(c, (1, capacity))
     rows, cols = linear_sum_assignment(rep)
     pi = np.empty(n, dtype=np.int64)
     pi[rows] = cols % m
@@ -70,32 +75,49 @@ def wta_bridge_loss(denoiser, z0: torch.Tensor, zT_pool: torch.Tensor, n_candida
         raise ValueError(f"n_candidates must lie in [1, {Bs}], got {n_candidates}")
     dev = z0.device
     # region: wta
-    t = t_min + (t_max - t_min) * torch.rand(M, B, 1, generator=gen, device=dev)  # one t per target
-    eps = torch.randn(M, B, d, generator=gen, device=dev)  # one noise per target (common to its candidates)
-    cand = torch.rand(M, B, Bs, generator=gen, device=dev).argsort(-1)[..., :n_candidates]  # (M, B, K) distinct
+    t = t_min + (t_max - t_min) * torch.rand(  # one t per target
+        M, B, 1, generator=gen, device=dev)
+    # one noise per target (common to its candidates)
+    eps = torch.randn(M, B, d, generator=gen, device=dev)
+    cand = (torch.rand(M, B, Bs, generator=gen, device=dev)
+            .argsort(-1)[..., :n_candidates])  # (M, B, K) distinct
     with torch.no_grad():
-        zT_c = torch.gather(zT_pool[:, None].expand(M, B, Bs, d), 2, cand[..., None].expand(-1, -1, -1, d))  # (M, B, K, d)
-        z0_c, t_c = z0[:, :, None].expand_as(zT_c), t[:, :, None].expand(M, B, n_candidates, 1)
+        zT_c = torch.gather(  # (M, B, K, d)
+            zT_pool[:, None].expand(M, B, Bs, d), 2,
+            cand[..., None].expand(-1, -1, -1, d))
+        z0_c, t_c = (z0[:, :, None].expand_as(zT_c),
+                     t[:, :, None].expand(M, B, n_candidates, 1))
         mu, s = bridge_mean_std(z0_c, zT_c, t_c)
         zt_c = mu + s * eps[:, :, None]
-        flat = lambda a: a.reshape(M, B * n_candidates, a.shape[-1])  # noqa: E731  (M, B, K, .) -> (M, B K, .)
-        err = ((denoiser(flat(zt_c), flat(t_c), flat(zT_c)) - flat(z0_c)) ** 2).sum(-1).reshape(M, B, n_candidates)
-        cost = torch.full((M, B, Bs), 1e6, device=dev)  # non-candidates: (almost) forbidden
+        flat = lambda a: a.reshape(  # noqa: E731  (M, B, K, .) -> (M, B K, .)
+            M, B * n_candidates, a.shape[-1])
+        err = ((denoiser(flat(zt_c), flat(t_c), flat(zT_c))
+                - flat(z0_c)) ** 2).sum(-1).reshape(M, B, n_candidates)
+        # non-candidates: (almost) forbidden
+        cost = torch.full((M, B, Bs), 1e6, device=dev)
         cost.scatter_(2, cand, err)
         cost = cost.cpu().numpy()
-        win = torch.as_tensor(np.stack([wta_capacity_assignment(cost[m], capacity) for m in range(M)]), device=dev)  # (M, B)
-    zT_w = torch.gather(zT_pool, 1, win[..., None].expand(-1, -1, d))  # (M, B, d) the winning conditions
+        win = torch.as_tensor(np.stack(  # (M, B)
+            [wta_capacity_assignment(cost[m], capacity) for m in range(M)]
+        ), device=dev)
+    # (M, B, d) the winning conditions
+    zT_w = torch.gather(zT_pool, 1, win[..., None].expand(-1, -1, d))
     mu, s = bridge_mean_std(z0, zT_w, t)
     z0_hat = denoiser(mu + s * eps, t, zT_w)
     # endregion
     return ((z0_hat - z0) ** 2).sum(-1).mean(-1)
 
 
-def bridge_loss(denoiser, z0: torch.Tensor, zT: torch.Tensor, t_min: float, t_max: float,
-                gen: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """L_br = E_t ||D(z_t, t, z_T) - z_0||^2, t ~ U(t_min, t_max), per member (M,).
-    Also returns the one-step estimate z0_hat (for LDDBM's predictive loss)."""
-    t = t_min + (t_max - t_min) * torch.rand(*z0.shape[:-1], 1, generator=gen, device=z0.device)
+def bridge_loss(
+    denoiser, z0: torch.Tensor, zT: torch.Tensor, t_min: float, t_max: float,
+    gen: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """L_br = E_t ||D(z_t, t, z_T) - z_0||^2, t ~ U(t_min, t_max), per member
+    (M,). Also returns the one-step estimate z0_hat (for LDDBM's predictive
+    loss)."""
+    t = t_min + (t_max - t_min) * torch.rand(
+        *z0.shape[:-1], 1, generator=gen, device=z0.device
+    )
     zt = sample_bridge(z0, zT, t, gen)
     z0_hat = denoiser(zt, t, zT)
     return ((z0_hat - z0) ** 2).sum(-1).mean(-1), z0_hat
@@ -124,18 +146,28 @@ def pseudo_pair_cycle_loss(den_yx, den_xy, zT: torch.Tensor, z0: torch.Tensor, x
     return l1 + l2
 
 
-def cycle_paths(den_yx, den_xy, zT: torch.Tensor, z0: torch.Tensor, steps: int, t_max: float, t_lo: float) -> dict:
-    """The four sampled trajectories the cycle terms compare (differentiable), on the grid
-    t_max = t_0 > ... > t_{K-1} = t_lo with t_lo = T - t_max, so that T - t_i = t_{K-1-i}:
-    Y->X from z_T (`x_hat`, `path_yx`), then X->Y back from x_hat (`back_y`, `path_xy_back`);
-    X->Y from z_0 (`y_hat`, `path_xy`), then Y->X back from y_hat (`back_x`, `path_yx_back`).
-    Each path lists the K states at t_0..t_{K-1} (its first state is its starting point)."""
-    x_hat, path_yx = sample_translation(den_yx, zT, steps, t_max, t_lo, return_path=True)
-    y_hat, path_xy = sample_translation(den_xy, z0, steps, t_max, t_lo, return_path=True)
-    back_y, path_xy_back = sample_translation(den_xy, x_hat, steps, t_max, t_lo, return_path=True)
-    back_x, path_yx_back = sample_translation(den_yx, y_hat, steps, t_max, t_lo, return_path=True)
-    return {"x_hat": x_hat, "y_hat": y_hat, "back_y": back_y, "back_x": back_x, "path_yx": path_yx,
-            "path_xy": path_xy, "path_xy_back": path_xy_back, "path_yx_back": path_yx_back,
+def cycle_paths(den_yx, den_xy, zT: torch.Tensor, z0: torch.Tensor, steps: int,
+                t_max: float, t_lo: float) -> dict:
+    """The four sampled trajectories the cycle terms compare (differentiable),
+    on the grid t_max = t_0 > ... > t_{K-1} = t_lo with t_lo = T - t_max, so
+    that T - t_i = t_{K-1-i}:
+    Y->X from z_T (`x_hat`, `path_yx`), then X->Y back from x_hat (`back_y`,
+    `path_xy_back`);
+    X->Y from z_0 (`y_hat`, `path_xy`), then Y->X back from y_hat (`back_x`,
+    `path_yx_back`).
+    Each path lists the K states at t_0..t_{K-1} (its first state is its
+    starting point)."""
+    x_hat, path_yx = sample_translation(den_yx, zT, steps, t_max, t_lo,
+                                        return_path=True)
+    y_hat, path_xy = sample_translation(den_xy, z0, steps, t_max, t_lo,
+                                        return_path=True)
+    back_y, path_xy_back = sample_translation(den_xy, x_hat, steps, t_max, t_lo,
+                                              return_path=True)
+    back_x, path_yx_back = sample_translation(den_yx, y_hat, steps, t_max, t_lo,
+                                              return_path=True)
+    return {"x_hat": x_hat, "y_hat": y_hat, "back_y": back_y, "back_x": back_x,
+            "path_yx": path_yx, "path_xy": path_xy,
+            "path_xy_back": path_xy_back, "path_yx_back": path_yx_back,
             "times": time_grid(steps, t_max, t_lo, zT.device)}
 
 
@@ -148,20 +180,29 @@ def reversed_trajectory_cycle_loss(paths: dict, eps: float = TRAJ_EPS) -> torch.
     times = paths["times"]
     # region: reversed_cycle
     total = 0.0
-    for fwd, back in ((paths["path_yx"], paths["path_xy_back"]), (paths["path_xy"], paths["path_yx_back"])):
+    for fwd, back in ((paths["path_yx"], paths["path_xy_back"]),
+                      (paths["path_xy"], paths["path_yx_back"])):
         K = len(fwd)
         for i in range(K):
-            sigma2 = times[i] ** 2 * (1 - times[i] ** 2)  # bridge variance at t_i (T = 1)
-            total = total + ((back[i] - fwd[K - 1 - i]) ** 2).sum(-1).mean(-1) / (sigma2 + eps) / K
+            # bridge variance at t_i (T = 1)
+            sigma2 = times[i] ** 2 * (1 - times[i] ** 2)
+            total = total + (
+                ((back[i] - fwd[K - 1 - i]) ** 2).sum(-1).mean(-1)
+                / (sigma2 + eps) / K
+            )
     # endregion
     return total
 
 
-def paired_loss(den_yx, den_xy, x: torch.Tensor, z0: torch.Tensor, zT: torch.Tensor, decoder_x, w_pred: float,
-                t_min: float, t_max: float, gen: torch.Generator | None = None) -> torch.Tensor:
-    """L_pair (LDDBM's paired heuristic): bridge loss + w_pred * ||D_X(z0_hat) - x||^2 for Y->X,
-    plus the bridge loss for X->Y when `den_xy` is given. (InfoNCE is dropped: the encoders are
-    frozen, so it has no gradient.) Per member (M,)."""
+def paired_loss(
+    den_yx, den_xy, x: torch.Tensor, z0: torch.Tensor, zT: torch.Tensor,
+    decoder_x, w_pred: float, t_min: float, t_max: float,
+    gen: torch.Generator | None = None,
+) -> torch.Tensor:
+    """L_pair (LDDBM's paired heuristic): bridge loss
+    + w_pred * ||D_X(z0_hat) - x||^2 for Y->X, plus the bridge loss for X->Y
+    when `den_xy` is given. (InfoNCE is dropped: the encoders are frozen, so it
+    has no gradient.) Per member (M,)."""
     l_yx, z0_hat = bridge_loss(den_yx, z0, zT, t_min, t_max, gen)
     pred = ((decoder_x(z0_hat) - x) ** 2).sum(-1).mean(-1)
     loss = l_yx + w_pred * pred

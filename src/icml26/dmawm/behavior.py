@@ -53,9 +53,11 @@ def lambda_return(reward: torch.Tensor, value: torch.Tensor, discount: torch.Ten
     return torch.stack(out[::-1])
 
 
-def imagine(model: WorldModel, actor: Actor, start: ModelState, horizon: int, greedy: bool = False) -> dict:
-    """Roll the world model forward H steps from `start` (h, z: (B, N, .)) with each agent acting on its
-    own x^i. Returns x (H+1, B, N, x_dim), actions (H, B, N), logp/entropy (H, B, N), reward/cont (H, B)."""
+def imagine(model: WorldModel, actor: Actor, start: ModelState, horizon: int,
+            greedy: bool = False) -> dict:
+    """Roll the world model forward H steps from `start` (h, z: (B, N, .))
+    with each agent acting on its own x^i. Returns x (H+1, B, N, x_dim),
+    actions (H, B, N), logp/entropy (H, B, N), reward/cont (H, B)."""
     if horizon < 1:
         raise ValueError(f"horizon must be >= 1, got {horizon}")
     state = ModelState(start.h.detach(), start.z.detach())
@@ -63,7 +65,9 @@ def imagine(model: WorldModel, actor: Actor, start: ModelState, horizon: int, gr
     for _ in range(horizon):
         dist = actor(state.x.detach())
         a = dist.probs.argmax(-1) if greedy else dist.sample()  # (B, N)
-        acts.append(a); logps.append(dist.log_prob(a)); ents.append(dist.entropy())
+        acts.append(a)
+        logps.append(dist.log_prob(a))
+        ents.append(dist.entropy())
         with torch.no_grad():
             state = model.imagine_step(state, F.one_hot(a, N_ACTIONS).float())
         xs.append(state.x)
@@ -71,22 +75,27 @@ def imagine(model: WorldModel, actor: Actor, start: ModelState, horizon: int, gr
     with torch.no_grad():
         reward = model.reward(x[1:])
         cont = torch.sigmoid(model.continuation_logit(x[1:]))
-    return {"x": x, "actions": torch.stack(acts), "logp": torch.stack(logps), "entropy": torch.stack(ents),
-            "reward": reward, "cont": cont}
+    return {"x": x, "actions": torch.stack(acts), "logp": torch.stack(logps),
+            "entropy": torch.stack(ents), "reward": reward, "cont": cont}
 
 
-def actor_critic_losses(traj: dict, critic: Critic, gamma: float, lam: float, entropy: float
-                        ) -> tuple[torch.Tensor, torch.Tensor, dict]:
-    """Critic regression on lambda-returns; REINFORCE actor on normalised advantages (sum of the agents'
-    log-probs, shared team advantage) + entropy bonus; trajectories weighted by the cumulative discount."""
+def actor_critic_losses(
+    traj: dict, critic: Critic, gamma: float, lam: float, entropy: float
+) -> tuple[torch.Tensor, torch.Tensor, dict]:
+    """Critic regression on lambda-returns; REINFORCE actor on normalised
+    advantages (sum of the agents' log-probs, shared team advantage)
+    + entropy bonus; trajectories weighted by the cumulative discount."""
     x = traj["x"].detach()
     value = critic(x)  # (H+1, B)
     discount = gamma * traj["cont"]  # (H, B)
     with torch.no_grad():
-        target = lambda_return(traj["reward"], value.detach(), discount, lam)  # (H, B)
-        weight = torch.cumprod(torch.cat([torch.ones_like(discount[:1]), discount[:-1]]), 0)  # (H, B)
+        target = lambda_return(traj["reward"], value.detach(),
+                               discount, lam)  # (H, B)
+        weight = torch.cumprod(torch.cat([torch.ones_like(discount[:1]),
+                                          discount[:-1]]), 0)  # (H, B)
         adv = target - value[:-1].detach()
         adv = (adv - adv.mean()) / (adv.std() + 1e-6)
     critic_loss = (weight * 0.5 * (value[:-1] - target).pow(2)).mean()
-    actor_loss = -(weight * (traj["logp"].sum(-1) * adv + entropy * traj["entropy"].sum(-1))).mean()
+    actor_loss = -(weight * (traj["logp"].sum(-1) * adv
+                             + entropy * traj["entropy"].sum(-1))).mean()
     return actor_loss, critic_loss, {"imag_return": target[0].mean().item()}

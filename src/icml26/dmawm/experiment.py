@@ -116,8 +116,8 @@ def evaluate(config: DMAWMConfig, wm: WorldModel, actor: Actor, generator: torch
 
 
 def converged_now(values: list, patience: int, min_delta: float) -> bool:
-    """The convergence rule: no gain of at least `min_delta` over the best earlier value in the
-    last `patience` evaluations."""
+    """The convergence rule: no gain of at least `min_delta` over the best
+    earlier value in the last `patience` evaluations."""
     if patience < 1 or min_delta < 0:
         raise ValueError("patience must be >= 1 and min_delta >= 0")
     if len(values) <= patience:
@@ -151,8 +151,9 @@ def train_method(config: DMAWMConfig, method: str, seed: int = 0, device=None, s
         # and before the convergence rule can stop the run
         for _ in range(config.wm_updates + (config.wm_warmup if r == 0 else 0)):
             # region: world-model update
-            loss, logs = world_model_loss(wm, replay.sample(config.batch_size, gen), config.kl_scale,
-                                          config.kl_balance, config.free_nats)
+            loss, logs = world_model_loss(wm, replay.sample(config.batch_size, gen),
+                                          config.kl_scale, config.kl_balance,
+                                          config.free_nats)
             opt_wm.zero_grad(); loss.backward()
             torch.nn.utils.clip_grad_norm_(wm.parameters(), 100.0); opt_wm.step()
             # endregion
@@ -162,10 +163,13 @@ def train_method(config: DMAWMConfig, method: str, seed: int = 0, device=None, s
             b = replay.sample(max(1, config.imag_starts // config.episode_len), gen)
             with torch.no_grad():
                 h, z, _ = wm.observe(b["obs"], b["prev_act"])
-            # start from every non-terminal real step t = 0..T-1 (a dream from the last step runs past the end)
-            start = ModelState(h[:, :-1].flatten(0, 1), z[:, :-1].flatten(0, 1))  # (B*T, N, .)
+            # start from every non-terminal real step t = 0..T-1 (a dream from
+            # the last step runs past the end)
+            start = ModelState(h[:, :-1].flatten(0, 1),
+                               z[:, :-1].flatten(0, 1))  # (B*T, N, .)
             traj = imagine(wm, actor, start, config.horizon)
-            a_loss, c_loss, ac_logs = actor_critic_losses(traj, critic, config.gamma, config.lam, config.entropy)
+            a_loss, c_loss, ac_logs = actor_critic_losses(traj, critic, config.gamma,
+                                                          config.lam, config.entropy)
             opt_a.zero_grad(); opt_c.zero_grad(); (a_loss + c_loss).backward()
             torch.nn.utils.clip_grad_norm_(actor.parameters(), 100.0)
             torch.nn.utils.clip_grad_norm_(critic.parameters(), 100.0)
@@ -238,9 +242,11 @@ def train_model_free(config: DMAWMConfig, seed: int = 0, device=None, show_progr
             xs.append(_mf_features(obs, prev))
             cont = torch.ones(config.episode_len, per_update, device=device)
             cont[-1] = 0.0
-            traj = {"x": torch.stack(xs), "logp": torch.stack(logps), "entropy": torch.stack(ents),
-                    "reward": torch.stack(rewards), "cont": cont}
-            a_loss, c_loss, _ = actor_critic_losses(traj, critic, config.gamma, config.lam, config.entropy)
+            traj = {"x": torch.stack(xs), "logp": torch.stack(logps),
+                    "entropy": torch.stack(ents), "reward": torch.stack(rewards),
+                    "cont": cont}
+            a_loss, c_loss, _ = actor_critic_losses(traj, critic, config.gamma,
+                                                    config.lam, config.entropy)
             opt_a.zero_grad(); opt_c.zero_grad(); (a_loss + c_loss).backward()
             opt_a.step(); opt_c.step()
             # endregion

@@ -89,25 +89,33 @@ class WorldModel(nn.Module):
             raise ValueError(f"obs must have shape (..., {self.n_agents}, {OBS_DIM}), got {tuple(obs.shape)}")
         return self.encoder(torch.cat([obs, self.agent_ids(obs.shape[:-2], obs.device)], -1))
 
-    def posterior_logits(self, h: torch.Tensor, e: torch.Tensor, decentralized: bool = False) -> torch.Tensor:
-        """q(z^i | h^i, e^i) (DMAWM) or q(z^i | h^i, e^i, mean_{j!=i} e^j) (joint baseline).
+    def posterior_logits(self, h: torch.Tensor, e: torch.Tensor,
+                         decentralized: bool = False) -> torch.Tensor:
+        """q(z^i | h^i, e^i) (DMAWM) or q(z^i | h^i, e^i, mean_{j!=i} e^j)
+        (joint baseline).
         h, e: (..., N, hidden) -> logits (..., N, n_cat, n_classes)."""
         inp = [h, e]
         if self.joint_posterior:
-            others = (e.sum(-2, keepdim=True) - e) / (self.n_agents - 1)  # (..., N, hidden): mean of j != i
+            # (..., N, hidden): mean of j != i
+            others = (e.sum(-2, keepdim=True) - e) / (self.n_agents - 1)
             inp.append(torch.zeros_like(others) if decentralized else others)
-        return self.posterior(torch.cat(inp, -1)).unflatten(-1, (self.n_cat, self.n_classes))
+        return self.posterior(torch.cat(inp, -1)).unflatten(
+            -1, (self.n_cat, self.n_classes))
 
     def initial_state(self, batch: int, device) -> ModelState:
         return ModelState(torch.zeros(batch, self.n_agents, self.hidden, device=device),
                           torch.zeros(batch, self.n_agents, self.z_dim, device=device))
 
-    def recurrent(self, state: ModelState, action_onehot: torch.Tensor) -> torch.Tensor:
-        """h^i_t = GRU(h^i_{t-1}, [z^i_{t-1}, a^i_{t-1}]) for every agent independently.
+    def recurrent(self, state: ModelState,
+                  action_onehot: torch.Tensor) -> torch.Tensor:
+        """h^i_t = GRU(h^i_{t-1}, [z^i_{t-1}, a^i_{t-1}]) for every agent
+        independently.
         state.h (B, N, hidden), action_onehot (B, N, A) -> (B, N, hidden)."""
         B, N, _ = state.h.shape
-        inp = torch.cat([state.z, action_onehot], -1).reshape(B * N, -1)  # (B*N, z+A)
-        return self.gru(inp, state.h.reshape(B * N, -1)).reshape(B, N, -1)  # (B, N, hidden)
+        # (B*N, z+A)
+        inp = torch.cat([state.z, action_onehot], -1).reshape(B * N, -1)
+        # (B, N, hidden)
+        return self.gru(inp, state.h.reshape(B * N, -1)).reshape(B, N, -1)
 
     def observe(self, obs: torch.Tensor, prev_actions: torch.Tensor, decentralized: bool = False,
                 sample: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -147,8 +155,10 @@ class WorldModel(nn.Module):
         return u, attn.reshape(*lead, self.n_agents, self.n_agents)
 
     def prior_logits(self, h: torch.Tensor) -> torch.Tensor:
-        """p_psi(z^i | u^i), the factor of the joint prior; h (..., N, hidden) -> (..., N, n_cat, n_classes)."""
-        return self.prior(self.interaction_tokens(h)).unflatten(-1, (self.n_cat, self.n_classes))
+        """p_psi(z^i | u^i), the factor of the joint prior;
+        h (..., N, hidden) -> (..., N, n_cat, n_classes)."""
+        return self.prior(self.interaction_tokens(h)).unflatten(
+            -1, (self.n_cat, self.n_classes))
 
     def reward(self, x: torch.Tensor) -> torch.Tensor:
         """Team reward p(r | x^{1:N}) (mean-pooled over agents); x (..., N, x_dim) -> (...,)."""
@@ -158,39 +168,51 @@ class WorldModel(nn.Module):
         """Continuation p(gamma | x^{1:N}) as a Bernoulli logit; x (..., N, x_dim) -> (...,)."""
         return self.cont_head(x).mean(-2).squeeze(-1)
 
-    def imagine_step(self, state: ModelState, action_onehot: torch.Tensor) -> ModelState:
-        """One imagination step: per-agent GRU, then z^{1:N} ~ prod_i p_psi(z^i | u^i)."""
+    def imagine_step(self, state: ModelState,
+                     action_onehot: torch.Tensor) -> ModelState:
+        """One imagination step: per-agent GRU, then
+        z^{1:N} ~ prod_i p_psi(z^i | u^i)."""
         h = self.recurrent(state, action_onehot)
-        z = sample_onehot(self.prior_logits(h), straight_through=False).flatten(-2)  # (B, N, z_dim)
+        z = sample_onehot(self.prior_logits(h),
+                          straight_through=False).flatten(-2)  # (B, N, z_dim)
         return ModelState(h, z)
 
 
-def kl_balanced(post_logits: torch.Tensor, prior_logits: torch.Tensor, balance: float = 0.8,
-                free_nats: float = 1.0) -> torch.Tensor:
-    """DreamerV2 KL balancing, per agent: alpha KL(sg(q)||p) + (1-alpha) KL(q||sg(p)), each clamped
-    below at `free_nats`. Inputs (..., N, n_cat, n_classes); returns the mean over (...) and
-    the sum over agents, i.e. KL(prod_i q_i || prod_i p_psi(.|u^i)) = sum_i KL(q_i || p_i)."""
+def kl_balanced(post_logits: torch.Tensor, prior_logits: torch.Tensor,
+                balance: float = 0.8, free_nats: float = 1.0) -> torch.Tensor:
+    """DreamerV2 KL balancing, per agent: alpha KL(sg(q)||p)
+    + (1-alpha) KL(q||sg(p)), each clamped below at `free_nats`. Inputs
+    (..., N, n_cat, n_classes); returns the mean over (...) and the sum over
+    agents, i.e. KL(prod_i q_i || prod_i p_psi(.|u^i))
+    = sum_i KL(q_i || p_i)."""
     def kl(q, p):  # sum over the n_cat groups -> (..., N)
-        return kl_divergence(Categorical(logits=q), Categorical(logits=p)).sum(-1)
+        return kl_divergence(Categorical(logits=q),
+                             Categorical(logits=p)).sum(-1)
     lhs = kl(post_logits.detach(), prior_logits).clamp(min=free_nats)
     rhs = kl(post_logits, prior_logits.detach()).clamp(min=free_nats)
     return (balance * lhs + (1.0 - balance) * rhs).sum(-1).mean()
 
 
-def world_model_loss(model: WorldModel, batch: dict, kl_scale: float = 1.0, balance: float = 0.8,
+def world_model_loss(model: WorldModel, batch: dict, kl_scale: float = 1.0,
+                     balance: float = 0.8,
                      free_nats: float = 1.0) -> tuple[torch.Tensor, dict]:
-    """L_WM (summary, "World-model loss"): sum_i -log p(o^i|x^i) - log p(r|x^{1:N})
-    - log p(gamma|x^{1:N}) + beta KL(prod_i q_i || p_psi). Gaussian log-likelihoods are unit-variance MSE.
+    """L_WM (summary, "World-model loss"): sum_i -log p(o^i|x^i)
+    - log p(r|x^{1:N}) - log p(gamma|x^{1:N}) + beta KL(prod_i q_i || p_psi).
+    Gaussian log-likelihoods are unit-variance MSE.
 
     batch: obs (B, T, N, D), prev_act (B, T, N), reward (B, T), cont (B, T).
     """
     h, z, post = model.observe(batch["obs"], batch["prev_act"])
     x = torch.cat([h, z], -1)  # (B, T, N, x_dim)
     ids = model.agent_ids(x.shape[:-2], x.device)
-    recon = 0.5 * (model.decoder(torch.cat([x, ids], -1)) - batch["obs"]).pow(2).sum(-1).sum(-1).mean()
+    recon = 0.5 * (model.decoder(torch.cat([x, ids], -1))
+                   - batch["obs"]).pow(2).sum(-1).sum(-1).mean()
     rew = 0.5 * (model.reward(x) - batch["reward"]).pow(2).mean()
-    cont = F.binary_cross_entropy_with_logits(model.continuation_logit(x), batch["cont"])
-    prior = model.prior_logits(h)  # all (B*T) steps at once: h does not depend on the prior
+    cont = F.binary_cross_entropy_with_logits(model.continuation_logit(x),
+                                              batch["cont"])
+    # all (B*T) steps at once: h does not depend on the prior
+    prior = model.prior_logits(h)
     kl = kl_balanced(post, prior, balance, free_nats)
     loss = recon + rew + cont + kl_scale * kl
-    return loss, {"recon": recon.item(), "reward": rew.item(), "cont": cont.item(), "kl": kl.item()}
+    return loss, {"recon": recon.item(), "reward": rew.item(),
+                  "cont": cont.item(), "kl": kl.item()}

@@ -148,23 +148,31 @@ class DualStreamAttention(nn.Module):
         nn.init.zeros_(self.fuse.weight)
         nn.init.zeros_(self.fuse.bias)
 
-    def stream(self, h: torch.Tensor, s: str, position_embeddings, span: torch.Tensor) -> torch.Tensor:
-        """O_s for one stream: GQA with QK-norm, RoPE, the span bias and a causal mask. h: (B, T, d)."""
+    def stream(self, h: torch.Tensor, s: str, position_embeddings,
+               span: torch.Tensor) -> torch.Tensor:
+        """O_s for one stream: GQA with QK-norm, RoPE, the span bias and a
+        causal mask. h: (B, T, d)."""
         if s not in STREAMS:
             raise ValueError(f"unknown stream {s!r}; valid: {STREAMS}")
         B, T, _ = h.shape
         p = self.proj[s]
-        q = p.q_norm(p.q(h).view(B, T, self.n_heads, self.head_dim)).transpose(1, 2)  # (B, h, T, d_h)
-        k = p.k_norm(p.k(h).view(B, T, self.n_kv, self.head_dim)).transpose(1, 2)  # (B, h_kv, T, d_h)
-        v = p.v(h).view(B, T, self.n_kv, self.head_dim).transpose(1, 2)  # (B, h_kv, T, d_h)
+        # q: (B, h, T, d_h); k, v: (B, h_kv, T, d_h)
+        q = p.q_norm(p.q(h).view(B, T, self.n_heads, self.head_dim)).transpose(1, 2)
+        k = p.k_norm(p.k(h).view(B, T, self.n_kv, self.head_dim)).transpose(1, 2)
+        v = p.v(h).view(B, T, self.n_kv, self.head_dim).transpose(1, 2)
         cos, sin = position_embeddings
         q, k = apply_rotary_pos_emb(q, k, cos, sin)
         rep = self.n_heads // self.n_kv
-        k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)  # (B, h, T, d_h)
-        causal = torch.full((T, T), float("-inf"), device=h.device, dtype=h.dtype).triu(1)  # M_causal
-        bias = self.gamma[s] * span.to(h.dtype)[:, None, None, :]  # B_s: (B, 1, 1, T), same for every query
-        o = F.scaled_dot_product_attention(q, k, v, attn_mask=causal + bias)  # (B, h, T, d_h)
-        return p.o(o.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim))  # (B, T, d)
+        k, v = (k.repeat_interleave(rep, dim=1),
+                v.repeat_interleave(rep, dim=1))  # (B, h, T, d_h)
+        causal = torch.full((T, T), float("-inf"), device=h.device,
+                            dtype=h.dtype).triu(1)  # M_causal
+        # B_s: (B, 1, 1, T), same for every query
+        bias = self.gamma[s] * span.to(h.dtype)[:, None, None, :]
+        # (B, h, T, d_h)
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=causal + bias)
+        # (B, T, d)
+        return p.o(o.transpose(1, 2).reshape(B, T, self.n_heads * self.head_dim))
 
     def gate(self, h: torch.Tensor) -> torch.Tensor:
         """alpha = sigmoid(H w_f + b_f): (B, T, 1)."""
@@ -198,10 +206,12 @@ class MutualUnderstandingPE(nn.Module):
         B, T, _ = x.shape
         if T > self.pe.num_embeddings:
             raise ValueError(f"sequence length {T} exceeds MUPE's max_positions {self.pe.num_embeddings}")
-        pe = self.pe(torch.arange(T, device=x.device)).unsqueeze(0).expand(B, T, -1)  # (B, T, d)
+        pe = (self.pe(torch.arange(T, device=x.device))
+              .unsqueeze(0).expand(B, T, -1))  # (B, T, d)
         delta = 0
         for s, c in (("self", ctx.r_bar), ("other", ctx.u_bar)):
-            bar = c.unsqueeze(1).expand(B, T, -1)  # pooled context R_bar / U_bar (B, T, d)
+            # pooled context R_bar / U_bar (B, T, d)
+            bar = c.unsqueeze(1).expand(B, T, -1)
             delta = delta + self.w[s](self.f[s](torch.cat([pe, bar], dim=-1)))
         return x + 0.5 * delta
 
@@ -220,7 +230,8 @@ class ThinkingChain(nn.Module):
         att = torch.softmax(self.q(h) @ self.k(mem).transpose(1, 2) / math.sqrt(h.shape[-1]), dim=-1)  # (B, T, m)
         return self.o(att @ self.v(mem))  # (B, T, d)
 
-    def forward(self, h: torch.Tensor, mem: torch.Tensor, budget: int) -> torch.Tensor:
+    def forward(self, h: torch.Tensor, mem: torch.Tensor,
+                budget: int) -> torch.Tensor:
         for _ in range(budget):
             c = self.cross(h, mem)
             h = self.norm(h + self.step(torch.cat([h, c], dim=-1)))
@@ -251,9 +262,12 @@ class BipolarReasoning(nn.Module):
         h_fast = self.fast(self.norm(h))
         pm = ctx.prompt_mask
         h_bar = masked_mean(h, pm)  # (B, d)
-        p_sys2 = torch.sigmoid(self.pre_gate(torch.cat([h_bar, masked_mean(h_fast, pm)], -1))).squeeze(-1)  # (B,)
+        p_sys2 = torch.sigmoid(
+            self.pre_gate(torch.cat([h_bar, masked_mean(h_fast, pm)], -1))
+        ).squeeze(-1)  # (B,)
         budget_logits = self.budget_head(h_bar)  # (B, n_budgets)
-        run = bool((p_sys2 > 0.5).any()) if ctx.force_system2 is None else bool(ctx.force_system2)
+        run = (bool((p_sys2 > 0.5).any()) if ctx.force_system2 is None
+               else bool(ctx.force_system2))
         aux = {"p_sys2": p_sys2, "budget_logits": budget_logits, "system2": run}
         if not run:
             aux["budget"] = 0
@@ -262,7 +276,8 @@ class BipolarReasoning(nn.Module):
         budget = self.budgets[idx]
         mem = torch.cat([ctx.r_proc, ctx.u_proc], dim=1)  # (B, 2n, d)
         h_slow = self.chain(h, mem, budget)
-        g = torch.sigmoid(self.post_gate(torch.cat([h, h_fast, h_slow], dim=-1)))  # (B, T, 1)
+        # (B, T, 1)
+        g = torch.sigmoid(self.post_gate(torch.cat([h, h_fast, h_slow], dim=-1)))
         aux.update(budget=budget, g=g)
         return g * h_fast + (1.0 - g) * h_slow, aux
 
@@ -292,29 +307,36 @@ class SelfAwarenessMoE(nn.Module):
                 nn.init.normal_(lin.weight, std=0.01)
 
     def route(self, h: torch.Tensor, ctx: KSKTContext) -> torch.Tensor:
-        """Router probabilities p: (B, N). Only prompt tokens are pooled (causality)."""
+        """Router probabilities p: (B, N). Only prompt tokens are pooled
+        (causality)."""
         d = h.shape[-1]
-        scores = ctx.r_proc @ self.key(h).transpose(1, 2) / math.sqrt(d)  # (B, n, T)
+        # (B, n, T)
+        scores = ctx.r_proc @ self.key(h).transpose(1, 2) / math.sqrt(d)
         scores = scores.masked_fill(ctx.prompt_mask[:, None, :] == 0, float("-inf"))
-        m = torch.softmax(scores, dim=-1).nan_to_num(0.0)  # an empty prompt gives zero weights
+        # an empty prompt gives zero weights
+        m = torch.softmax(scores, dim=-1).nan_to_num(0.0)
         w = m.sum(1)
         w = w / w.sum(-1, keepdim=True).clamp_min(1e-9)  # (B, T)
         h_role = (w.unsqueeze(-1) * h).sum(1)  # (B, d)
-        x = torch.cat([h_role, ctx.r_bar], dim=-1)  # (B, 2d): [h_role; h_ctx = R_bar]
+        # (B, 2d): [h_role; h_ctx = R_bar]
+        x = torch.cat([h_role, ctx.r_bar], dim=-1)
         q = F.silu(self.wa(x)) * self.wb(x)
         return torch.softmax(self.router(q) / self.log_tau.exp(), dim=-1)
 
     def forward(self, h: torch.Tensor, ctx: KSKTContext):
         p = self.route(h, ctx)  # (B, N)
         top_p, top_i = p.topk(self.top_k, dim=-1)
-        weights = torch.zeros_like(p).scatter(1, top_i, top_p / top_p.sum(-1, keepdim=True))  # (B, N), k nonzero
+        weights = torch.zeros_like(p).scatter(
+            1, top_i, top_p / top_p.sum(-1, keepdim=True)
+        )  # (B, N), k nonzero
         outs = torch.stack([e(h) for e in self.experts], dim=1)  # (B, N, T, d)
         out = torch.einsum("bn,bntd->btd", weights, outs)
         return out, {"p_expert": p, "balance": balance_loss(p)}
 
 
 def balance_loss(p: torch.Tensor) -> torch.Tensor:
-    """L_bal = sum_j (f_j - 1/N)^2, f_j = mean_b p_bj (App. A.4), differentiable in p."""
+    """L_bal = sum_j (f_j - 1/N)^2, f_j = mean_b p_bj (App. A.4),
+    differentiable in p."""
     f = p.mean(0)
     return ((f - 1.0 / p.shape[-1]) ** 2).sum()
 
@@ -338,15 +360,17 @@ class KSKTBlock(GradientCheckpointingLayer):
         self.ctx: KSKTContext | None = None
         self.aux: dict = {}
 
-    def forward(self, hidden_states: torch.Tensor, attention_mask=None, position_ids=None, cache=None,
-                use_cache: bool | None = False, position_embeddings=None, **kwargs) -> torch.Tensor:
+    def forward(self, hidden_states: torch.Tensor, attention_mask=None,
+                position_ids=None, cache=None, use_cache: bool | None = False,
+                position_embeddings=None, **kwargs) -> torch.Tensor:
         if self.ctx is None:
             raise RuntimeError("a KSKT block needs its role/user context: call the model through KSKTForCausalLM")
         if use_cache or cache is not None:
             raise ValueError("KSKT blocks do not support a KV cache: call with use_cache=False")
         ctx = self.ctx
         x = hidden_states
-        a, aux = self.dsaa(self.mupe(self.norm_attn(x), ctx), position_embeddings, ctx)  # MUPE feeds DSAA only
+        a, aux = self.dsaa(self.mupe(self.norm_attn(x), ctx),
+                           position_embeddings, ctx)  # MUPE feeds DSAA only
         h1 = x + a
         r, aux_brm = self.brm(self.norm_brm(h1), ctx)
         h2 = h1 + r
@@ -409,24 +433,31 @@ class KSKTForCausalLM(nn.Module):
     def blocks(self) -> list[KSKTBlock]:
         return [self.lm.model.layers[i] for i in self.kskt_layers]
 
-    def context(self, input_ids, role_mask, user_mask, embeds, gate_override=None, force_system2=None,
-                role_extract=None, user_extract=None) -> KSKTContext:
+    def context(self, input_ids, role_mask, user_mask, embeds,
+                gate_override=None, force_system2=None, role_extract=None,
+                user_extract=None) -> KSKTContext:
         """R_proc, U_proc from the input embeddings (§3.2, App. B.1).
 
-        context_source = "extracted": R_proc = [trait; knowledge; temporal], U_proc = [intent;
-        emotion; directive], i.e. one row per extracted token (`role_extract`, `user_extract`; the
-        whole span when they are not given). "span_mean": the release's fallback, the mean
-        embedding of the whole span repeated n_ctx times. R_bar, U_bar are the means over rows.
+        context_source = "extracted": R_proc = [trait; knowledge; temporal],
+        U_proc = [intent; emotion; directive], i.e. one row per extracted token
+        (`role_extract`, `user_extract`; the whole span when they are not
+        given). "span_mean": the release's fallback, the mean embedding of the
+        whole span repeated n_ctx times. R_bar, U_bar are the means over rows.
         """
         B = input_ids.shape[0]
         if self.spec.context_source == "extracted":
-            r_proc, r_bar = gather_rows(embeds, role_mask if role_extract is None else role_extract)  # (B, n_r, d)
-            u_proc, u_bar = gather_rows(embeds, user_mask if user_extract is None else user_extract)  # (B, n_u, d)
+            r_proc, r_bar = gather_rows(embeds, role_mask if role_extract is None
+                                        else role_extract)  # (B, n_r, d)
+            u_proc, u_bar = gather_rows(embeds, user_mask if user_extract is None
+                                        else user_extract)  # (B, n_u, d)
         else:
-            r_bar, u_bar = masked_mean(embeds, role_mask), masked_mean(embeds, user_mask)  # (B, d)
+            r_bar, u_bar = (masked_mean(embeds, role_mask),
+                            masked_mean(embeds, user_mask))  # (B, d)
             n = self.spec.n_ctx
-            r_proc, u_proc = r_bar[:, None].expand(B, n, -1), u_bar[:, None].expand(B, n, -1)  # (B, n, d)
-        return KSKTContext(role_mask.to(embeds.dtype), user_mask.to(embeds.dtype), r_proc, u_proc, r_bar, u_bar,
+            r_proc, u_proc = (r_bar[:, None].expand(B, n, -1),
+                              u_bar[:, None].expand(B, n, -1))  # (B, n, d)
+        return KSKTContext(role_mask.to(embeds.dtype), user_mask.to(embeds.dtype),
+                           r_proc, u_proc, r_bar, u_bar,
                            gate_override, force_system2)
 
     def forward(self, input_ids: torch.Tensor, role_mask: torch.Tensor, user_mask: torch.Tensor,

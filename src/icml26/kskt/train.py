@@ -69,18 +69,23 @@ def budget_loss(aux: dict) -> torch.Tensor:
     return F.cross_entropy(aux["budget_logits"], target)
 
 
-def kskt_objective(out: KSKTOutput, labels: torch.Tensor, terms: set[str], cfg: KSKTConfig) -> dict[str, torch.Tensor]:
-    """All loss terms of Eq. 11 (L_cons/L_und on the last KSKT block, L_bal averaged over blocks)."""
+def kskt_objective(out: KSKTOutput, labels: torch.Tensor, terms: set[str],
+                   cfg: KSKTConfig) -> dict[str, torch.Tensor]:
+    """All loss terms of Eq. 11 (L_cons/L_und on the last KSKT block, L_bal
+    averaged over blocks)."""
     last = out.aux[-1]
     centre = cfg.align_target == "centred"
     parts = {"clm": clm_loss(out.logits, labels),
              "cons": consistency_loss(last["o_self"], out.r_bar, centre),
              "und": understanding_loss(last["o_other"], out.u_bar, centre),
              "bal": torch.stack([a["balance"] for a in out.aux]).mean(),
-             "budget": torch.stack([budget_loss(a) for a in out.aux if a["system2"]] or
-                                   [out.logits.new_zeros(())]).mean()}
-    lam = {"cons": cfg.lambda_cons, "und": cfg.lambda_und, "bal": cfg.lambda_bal}
-    total = parts["clm"] + cfg.lambda_budget * parts["budget"] + sum(lam[t] * parts[t] for t in terms)
+             "budget": torch.stack(
+                 [budget_loss(a) for a in out.aux if a["system2"]]
+                 or [out.logits.new_zeros(())]).mean()}
+    lam = {"cons": cfg.lambda_cons, "und": cfg.lambda_und,
+           "bal": cfg.lambda_bal}
+    total = (parts["clm"] + cfg.lambda_budget * parts["budget"]
+             + sum(lam[t] * parts[t] for t in terms))
     return {"total": total, **parts}
 
 
@@ -181,13 +186,15 @@ def train_model(model: nn.Module, train: RolePlayData, test: RolePlayData, cfg: 
         # region: step
         phase, lr = lr_at(step, cfg)
         if cfg.schedule == "release" and step > 0 and phase != lr_at(step - 1, cfg)[0]:
-            opt = make_optimizer(model, cfg)  # a new phase: fresh moments (release trainer)
+            # a new phase: fresh moments (release trainer)
+            opt = make_optimizer(model, cfg)
         for g in opt.param_groups:
             g["lr"] = lr
         idx = torch.randint(len(train), (cfg.batch_size,), generator=gen)
         ids, labels = train.input_ids[idx].to(device), train.labels[idx].to(device)
         logits, out = forward_any(model, ids)
-        loss = kskt_objective(out, labels, PHASE_TERMS[phase], cfg)["total"] if is_kskt else clm_loss(logits, labels)
+        loss = (kskt_objective(out, labels, PHASE_TERMS[phase], cfg)["total"]
+                if is_kskt else clm_loss(logits, labels))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)

@@ -109,37 +109,50 @@ def decide_c2(tear_eq3: Mapping[str, float], tear_naive: Mapping[str, float]) ->
     return ClaimStatus("C2", claim, PARTLY_REPRODUCED, figures, threshold, "; ".join(parts), fragile)
 
 
-def decide_c3(psnr_smallest: Mapping[str, float], psnr_largest: Mapping[str, float],
+def decide_c3(psnr_smallest: Mapping[str, float],
+              psnr_largest: Mapping[str, float],
               p_paired: Mapping[str, float]) -> ClaimStatus:
-    """C3: for every group of the sweep, the largest base gains at least C3_MIN_GAIN_DB of held-out
-    PSNR over the smallest, and the one-sided paired Wilcoxon test over the held-out pixels
-    (squared error, smallest > largest; `p_paired`) gives p < C3_ALPHA. Every group gains and
-    tests -> REPRODUCED; the error falls significantly everywhere but some gain is under the bar,
-    or it falls on some groups only -> PARTLY REPRODUCED; on none -> NOT REPRODUCED. Fragile
-    (rule 5): the per-group statuses disagree, or the t interval of the gain across groups
-    crosses the bar (with one group: always, as a single group has no spread)."""
-    small, large = _per_group("psnr_smallest", psnr_smallest), _per_group("psnr_largest", psnr_largest)
+    """C3: for every group of the sweep, the largest base gains at least
+    C3_MIN_GAIN_DB of held-out PSNR over the smallest, and the one-sided paired
+    Wilcoxon test over the held-out pixels (squared error, smallest > largest;
+    `p_paired`) gives p < C3_ALPHA. Every group gains and tests -> REPRODUCED;
+    the error falls significantly everywhere but some gain is under the bar,
+    or it falls on some groups only -> PARTLY REPRODUCED; on none -> NOT
+    REPRODUCED. Fragile (rule 5): the per-group statuses disagree, or the t
+    interval of the gain across groups crosses the bar (with one group:
+    always, as a single group has no spread)."""
+    small, large = (_per_group("psnr_smallest", psnr_smallest),
+                    _per_group("psnr_largest", psnr_largest))
     pvals = _per_group("p_paired", p_paired)
     if set(small) != set(large) or set(small) != set(pvals):
         raise ValueError("C3 needs the same groups in every argument")
     gains = {g: large[g] - small[g] for g in small}
     falls = {g: pvals[g] < C3_ALPHA for g in small}
     ok = {g: falls[g] and gains[g] >= C3_MIN_GAIN_DB for g in small}
-    per_group = [REPRODUCED if ok[g] else PARTLY_REPRODUCED if falls[g] else NOT_REPRODUCED for g in small]
-    figures = {"groups fitted": len(small), "smallest PSNR gain (dB)": min(gains.values()),
-               "largest PSNR gain (dB)": max(gains.values()), "largest paired-test p": max(pvals.values())}
-    threshold = (f"every group: gain >= C3_MIN_GAIN_DB = {C3_MIN_GAIN_DB} dB and one-sided paired test over the "
-                 f"held-out pixels p < C3_ALPHA = {C3_ALPHA}")
-    fragile = is_fragile(list(gains.values()), C3_MIN_GAIN_DB, per_group) if len(gains) > 1 else True
-    claim = "the fit error to symmetric targets falls as the base representation grows"
+    per_group = [REPRODUCED if ok[g] else PARTLY_REPRODUCED if falls[g]
+                 else NOT_REPRODUCED for g in small]
+    figures = {"groups fitted": len(small),
+               "smallest PSNR gain (dB)": min(gains.values()),
+               "largest PSNR gain (dB)": max(gains.values()),
+               "largest paired-test p": max(pvals.values())}
+    threshold = (f"every group: gain >= C3_MIN_GAIN_DB = {C3_MIN_GAIN_DB} dB "
+                 f"and one-sided paired test over the held-out pixels "
+                 f"p < C3_ALPHA = {C3_ALPHA}")
+    fragile = (is_fragile(list(gains.values()), C3_MIN_GAIN_DB, per_group)
+               if len(gains) > 1 else True)
+    claim = ("the fit error to symmetric targets falls as the base "
+             "representation grows")
     if all(ok.values()):
-        return ClaimStatus("C3", claim, REPRODUCED, figures, threshold, "", fragile)
+        return ClaimStatus("C3", claim, REPRODUCED, figures, threshold, "",
+                           fragile)
     if not any(falls.values()):
         return ClaimStatus("C3", claim, NOT_REPRODUCED, figures, threshold,
-                           "the larger base does not lower the error significantly on any group", fragile)
+                           "the larger base does not lower the error "
+                           "significantly on any group", fragile)
     short = [g for g in small if not ok[g]]
     return ClaimStatus("C3", claim, PARTLY_REPRODUCED, figures, threshold,
-                       f"under {C3_MIN_GAIN_DB:g} dB or not significant on {', '.join(short)}", fragile)
+                       f"under {C3_MIN_GAIN_DB:g} dB or not significant on "
+                       f"{', '.join(short)}", fragile)
 
 
 def decide_c4(components: Sequence[int], grey: Sequence[float], components_fit_only: Sequence[int]) -> ClaimStatus:

@@ -136,8 +136,10 @@ def fit(field_module: torch.nn.Module, u: torch.Tensor, target: torch.Tensor, st
     for _ in range(steps):
         # region: fit_step
         opt.zero_grad()
-        loss = ((field_module(u) - target) ** 2).mean()  # full batch: every training pixel
-        loss.backward()  # gradients reach the base's grid through the fold and the eta weights
+        # full batch: every training pixel
+        loss = ((field_module(u) - target) ** 2).mean()
+        # gradients reach the base's grid through the fold and the eta weights
+        loss.backward()
         opt.step()
         if sched is not None:
             sched.step()  # cosine decay of the learning rate to 0
@@ -210,9 +212,10 @@ def run_fitting(config: PlanarSymmetryConfig, seed: int = 0, groups: tuple[str, 
 
 # ------------------------------------------------------------------------- paper cutting
 def project(rho: torch.Tensor, beta: float, eta: float = 0.5) -> torch.Tensor:
-    """Smoothed Heaviside projection (Wang, Lazarov & Sigmund 2011): tanh(beta eta) +
-    tanh(beta (rho - eta)), normalised to map [0, 1] onto [0, 1]. beta -> infinity gives the
-    step 1[rho > eta]; continuation raises beta during the run so that the design ends 0/1."""
+    """Smoothed Heaviside projection (Wang, Lazarov & Sigmund 2011):
+    tanh(beta eta) + tanh(beta (rho - eta)), normalised to map [0, 1] onto
+    [0, 1]. beta -> infinity gives the step 1[rho > eta]; continuation raises
+    beta during the run so that the design ends 0/1."""
     a, b = math.tanh(beta * eta), math.tanh(beta * (1 - eta))
     return (a + torch.tanh(beta * (rho - eta))) / (a + b)
 
@@ -319,17 +322,19 @@ def pixel_errors(fits: FitResult, group: str, kind: str = "symmetrized") -> np.n
 
 
 def run_base_sweep(config: PlanarSymmetryConfig, seed: int = 0) -> BaseSweep:
-    """Fit Eq. 3 on every group of `config.sweep_groups` with each base size of `config.base_sizes` (grid levels
-    and finest resolution; the coarsest stays `grid_base_res`), read in lattice units, with the
-    same training as the comparison."""
+    """Fit Eq. 3 on every group of `config.sweep_groups` with each base size
+    of `config.base_sizes` (grid levels and finest resolution; the coarsest
+    stays `grid_base_res`), read in lattice units, with the same training as
+    the comparison."""
     fits = []
     for levels, max_res in config.base_sizes:
         sized = replace(config, grid_levels=levels, grid_max_res=max_res)
-        fits.append(run_fitting(sized, seed, groups=config.sweep_groups, kinds=("symmetrized",),
-                                resolution="lattice"))
+        fits.append(run_fitting(sized, seed, groups=config.sweep_groups,
+                                kinds=("symmetrized",), resolution="lattice"))
     sweep = BaseSweep(tuple(config.base_sizes), fits)
     for g in config.sweep_groups:
-        sweep.err_smallest[g], sweep.err_largest[g] = pixel_errors(fits[0], g), pixel_errors(fits[-1], g)
+        sweep.err_smallest[g], sweep.err_largest[g] = (
+            pixel_errors(fits[0], g), pixel_errors(fits[-1], g))
     return sweep
 
 

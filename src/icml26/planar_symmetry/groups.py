@@ -196,12 +196,14 @@ def _wrap(t: torch.Tensor) -> torch.Tensor:
 
 
 def fold_p2mm(v: torch.Tensor) -> torch.Tensor:
-    """pi_W for W = p2mm(Z^2): (|w(v1)|, |w(v2)|) in [0, 1/2]^2 (continuous, 1-Lipschitz)."""
+    """pi_W for W = p2mm(Z^2): (|w(v1)|, |w(v2)|) in [0, 1/2]^2 (continuous,
+    1-Lipschitz)."""
     return _wrap(v).abs()
 
 
 def fold_p4mm(v: torch.Tensor) -> torch.Tensor:
-    """pi_W for W = p4mm(Z^2): sort (|w(v1)|, |w(v2)|) -> triangle 0 <= v2 <= v1 <= 1/2."""
+    """pi_W for W = p4mm(Z^2): sort (|w(v1)|, |w(v2)|) -> triangle
+    0 <= v2 <= v1 <= 1/2."""
     a = _wrap(v).abs()
     return torch.stack((a.max(-1).values, a.min(-1).values), -1)
 
@@ -215,18 +217,27 @@ def _reflect_if(x: torch.Tensor, angle: float) -> torch.Tensor:
 
 
 def fold_p6mm(u: torch.Tensor) -> torch.Tensor:
-    """pi_W for W = p6mm on the unit hexagonal lattice (u fractional, output Cartesian):
-    1. subtract the nearest lattice point (rounding plus a candidate search; the Voronoi
-       cell is a hexagon whose edges lie on mirrors of W, so ties do not break continuity);
-    2. fold the angle into [0, 30 deg] by reflections across the mirrors at 0, 90, 60, 30 deg.
+    """pi_W for W = p6mm on the unit hexagonal lattice (u fractional, output
+    Cartesian):
+    1. subtract the nearest lattice point (rounding plus a candidate search;
+       the Voronoi cell is a hexagon whose edges lie on mirrors of W, so ties
+       do not break continuity);
+    2. fold the angle into [0, 30 deg] by reflections across the mirrors at
+       0, 90, 60, 30 deg.
     Output: the 30-60-90 triangle (0,0), (1/2,0), (1/2, sqrt3/6)."""
-    S = torch.tensor([[1.0, 0.5], [0.0, SQRT3 / 2]], dtype=u.dtype, device=u.device)
+    S = torch.tensor([[1.0, 0.5], [0.0, SQRT3 / 2]],
+                     dtype=u.dtype, device=u.device)
     base = torch.round(u)
-    cands = torch.tensor([[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1], [1, -1], [-1, 1]], dtype=u.dtype, device=u.device)
-    x = (u - base)[..., None, :] - cands  # (..., 7, 2) fractional offsets to candidate points
+    cands = torch.tensor(
+        [[0, 0], [1, 0], [-1, 0], [0, 1], [0, -1], [1, -1], [-1, 1]],
+        dtype=u.dtype, device=u.device)
+    # (..., 7, 2) fractional offsets to candidate points
+    x = (u - base)[..., None, :] - cands
     xc = x @ S.T  # (..., 7, 2) Cartesian
     best = (xc * xc).sum(-1).argmin(-1)  # (...,)
-    p = torch.gather(xc, -2, best[..., None, None].expand(*best.shape, 1, 2)).squeeze(-2)  # (..., 2)
+    p = torch.gather(
+        xc, -2, best[..., None, None].expand(*best.shape, 1, 2)
+    ).squeeze(-2)  # (..., 2)
     p = torch.stack((p[..., 0], p[..., 1].abs()), -1)  # mirror at 0 deg
     p = torch.stack((p[..., 0].abs(), p[..., 1]), -1)  # mirror at 90 deg
     p = _reflect_if(p, math.pi / 3)  # mirror at 60 deg
@@ -245,23 +256,29 @@ def fold_dihedral(x: torch.Tensor, n: int) -> torch.Tensor:
 
 # ----------------------------------------------------------- semi-invariant root products
 def _root_factors(w_type: str, v: torch.Tensor) -> list[torch.Tensor]:
-    """The basic W-semi-invariants ("root sines"), one per class of mirrors, so that the
-    products of their subsets give one semi-invariant per linear character of W.
+    """The basic W-semi-invariants ("root sines"), one per class of mirrors,
+    so that the products of their subsets give one semi-invariant per linear
+    character of W.
     p2mm (v): sin(pi v1), cos(pi v1), sin(pi v2), cos(pi v2).
-    p4mm (v): sin pi v1 sin pi v2, cos pi v1 cos pi v2, cos 2 pi v1 - cos 2 pi v2.
-    p6mm (v = u fractional, unit hex lattice): delta_v (zero on mirrors along lattice
-    directions) and delta_d (zero on mirrors perpendicular to them)."""
+    p4mm (v): sin pi v1 sin pi v2, cos pi v1 cos pi v2,
+              cos 2 pi v1 - cos 2 pi v2.
+    p6mm (v = u fractional, unit hex lattice): delta_v (zero on mirrors along
+    lattice directions) and delta_d (zero on mirrors perpendicular to them)."""
     pi = math.pi
     v1, v2 = v[..., 0], v[..., 1]
     if w_type == "p2mm":
-        return [torch.sin(pi * v1), torch.cos(pi * v1), torch.sin(pi * v2), torch.cos(pi * v2)]
+        return [torch.sin(pi * v1), torch.cos(pi * v1),
+                torch.sin(pi * v2), torch.cos(pi * v2)]
     if w_type == "p4mm":
-        return [torch.sin(pi * v1) * torch.sin(pi * v2), torch.cos(pi * v1) * torch.cos(pi * v2),
+        return [torch.sin(pi * v1) * torch.sin(pi * v2),
+                torch.cos(pi * v1) * torch.cos(pi * v2),
                 torch.cos(2 * pi * v1) - torch.cos(2 * pi * v2)]
     if w_type == "p6mm":
-        d_v = torch.sin(pi * v1) * torch.sin(pi * v2) * torch.sin(pi * (v1 + v2))
+        d_v = (torch.sin(pi * v1) * torch.sin(pi * v2)
+               * torch.sin(pi * (v1 + v2)))
         # <a1, x> = u1 + u2/2, <a2, x> = u1/2 + u2, <a2 - a1, x> = (u2 - u1)/2
-        d_d = (torch.sin(2 * pi * (v1 + v2 / 2)) * torch.sin(2 * pi * (v1 / 2 + v2))
+        d_d = (torch.sin(2 * pi * (v1 + v2 / 2))
+               * torch.sin(2 * pi * (v1 / 2 + v2))
                * torch.sin(pi * (v2 - v1)))
         return [d_v, d_d]
     raise ValueError(f"unknown reflection group {w_type!r}")
@@ -444,26 +461,32 @@ def _unit_rms_scale(group: PlanarGroup) -> torch.Tensor:
 
 
 def wallpaper_group(name: str, eta_source: str = "characters") -> PlanarGroup:
-    """Build wallpaper group `name` (one of the 17, IUCr short names with 'p2mm' etc.).
+    """Build wallpaper group `name` (one of the 17, IUCr short names with
+    'p2mm' etc.).
 
-    eta_source: 'characters' (products of root sines that are G-invariant; falls back to the
-    Reynolds construction if fewer than r are found) or 'reynolds' (the numerical fallback)."""
+    eta_source: 'characters' (products of root sines that are G-invariant;
+    falls back to the Reynolds construction if fewer than r are found) or
+    'reynolds' (the numerical fallback)."""
     system, gens, w_type, A_t = _WALLPAPER[_check_name(name)]
     if eta_source not in ("characters", "reynolds"):
         raise ValueError(f"eta_source must be 'characters' or 'reynolds', got {eta_source!r}")
     A = torch.tensor(A_t, dtype=torch.float64)
     elements = closure(gens, periodic=True)
     w_gens = [_conjugate(g, A) for g in _W_GENERATORS[w_type]]
-    w_gens += [_conjugate(Affine(IDENTITY.M, t), A) for t in ((1.0, 0.0), (0.0, 1.0))]
+    w_gens += [_conjugate(Affine(IDENTITY.M, t), A)
+               for t in ((1.0, 0.0), (0.0, 1.0))]
     w_elements = closure(w_gens, periodic=True)
     if len(w_elements) % len(elements):
         raise RuntimeError(f"{name}: |W/Z^2| = {len(w_elements)} is not a multiple of |G/Z^2| = {len(elements)}")
     rank = len(w_elements) // len(elements)
-    group = PlanarGroup(name, "frac", list(gens) + list(UNIT_TRANSLATIONS), elements, w_type, A, w_elements, rank)
+    group = PlanarGroup(name, "frac", list(gens) + list(UNIT_TRANSLATIONS),
+                        elements, w_type, A, w_elements, rank)
     if eta_source == "characters":
-        inv = _is_invariant(lambda u: _semi_invariants(w_type, u @ A.T), group.generators)
+        inv = _is_invariant(lambda u: _semi_invariants(w_type, u @ A.T),
+                            group.generators)
         group._eta_masks = [int(i) for i in torch.nonzero(inv).flatten()]
-        if len(group._eta_masks) != rank or _independence_rank(group, group._eta_raw) != rank:
+        if (len(group._eta_masks) != rank
+                or _independence_rank(group, group._eta_raw) != rank):
             _select_reynolds(group)
     else:
         _select_reynolds(group)

@@ -34,23 +34,28 @@ def invariance_error(field: nn.Module, group: PlanarGroup, n: int = 2048, seed: 
 
 
 @torch.no_grad()
-def lipschitz_estimate(field: nn.Module, group: PlanarGroup, h: float, n: int = 20000, seed: int = 0,
-                       device=None) -> float:
-    """max |f(u + h d) - f(u)| / h over n random points u and random unit directions d
-    (one cell for wallpaper groups, so every fundamental-domain boundary is crossed)."""
+def lipschitz_estimate(field: nn.Module, group: PlanarGroup, h: float,
+                       n: int = 20000, seed: int = 0, device=None) -> float:
+    """max |f(u + h d) - f(u)| / h over n random points u and random unit
+    directions d (one cell for wallpaper groups, so every fundamental-domain
+    boundary is crossed)."""
     g = torch.Generator().manual_seed(seed)
-    u = sample_points(group, n, g, extent=0.5, device=device) + (0.5 if group.periodic else 0.0)
+    u = (sample_points(group, n, g, extent=0.5, device=device)
+         + (0.5 if group.periodic else 0.0))
     th = 2 * math.pi * torch.rand(n, generator=g, dtype=u.dtype).to(u.device)
     d = torch.stack((torch.cos(th), torch.sin(th)), -1)
     return float((field(u + h * d) - field(u)).abs().max() / h)
 
 
-def tear_ratio(field: nn.Module, group: PlanarGroup, h: float = 5e-3, factor: float = 10.0, n: int = 20000,
-               seed: int = 0, device=None) -> float:
-    """L(h / factor) / L(h) with L the finite-difference Lipschitz estimate. A continuous
-    (Lipschitz) field gives ~1 (its slope does not depend on the step); a field with a jump J
-    gives ~factor, because |f(u+hd)-f(u)|/h ~ J/h across the seam."""
-    return lipschitz_estimate(field, group, h / factor, n, seed, device) / lipschitz_estimate(field, group, h, n, seed, device)
+def tear_ratio(field: nn.Module, group: PlanarGroup, h: float = 5e-3,
+               factor: float = 10.0, n: int = 20000, seed: int = 0,
+               device=None) -> float:
+    """L(h / factor) / L(h) with L the finite-difference Lipschitz estimate.
+    A continuous (Lipschitz) field gives ~1 (its slope does not depend on the
+    step); a field with a jump J gives ~factor, because
+    |f(u+hd)-f(u)|/h ~ J/h across the seam."""
+    return (lipschitz_estimate(field, group, h / factor, n, seed, device)
+            / lipschitz_estimate(field, group, h, n, seed, device))
 
 
 def psnr(pred: torch.Tensor, target: torch.Tensor, data_range: float = 1.0) -> float:

@@ -102,23 +102,29 @@ def decide_c1(chance: Sequence[float], clean_rms: Sequence[float], clean_unit: S
                "same, |z| = 1 model": p_unit, "kept under flattening": k_flat,
                "kept under attenuation c = 0.1 (by construction, not deciding)": k_att}
     # region: c1_rule
-    phase = [a <= C1_PHASE_COLLAPSE_MAX and b <= C1_PHASE_COLLAPSE_MAX for a, b in zip(p_rms, p_unit)]
+    phase = [a <= C1_PHASE_COLLAPSE_MAX and b <= C1_PHASE_COLLAPSE_MAX
+             for a, b in zip(p_rms, p_unit)]
     magnitude = [k >= C1_MAGNITUDE_KEEP_MIN for k in k_flat]
-    per_seed = [REPRODUCED if p and m else PARTLY_REPRODUCED if p else NOT_REPRODUCED
+    per_seed = [REPRODUCED if p and m
+                else PARTLY_REPRODUCED if p else NOT_REPRODUCED
                 for p, m in zip(phase, magnitude)]
     fragile = is_fragile(k_flat, C1_MAGNITUDE_KEEP_MIN, per_seed)
     phase_status, mag_status = robust_status(phase), robust_status(magnitude)
     if phase_status == NOT_REPRODUCED:
-        status, reason = NOT_REPRODUCED, "phase noise does not collapse PRISM-pure to chance in any seed"
+        status, reason = NOT_REPRODUCED, ("phase noise does not collapse "
+                                          "PRISM-pure to chance in any seed")
     elif phase_status == INCONCLUSIVE:
         status = INCONCLUSIVE
-        reason = f"the phase collapse holds in {phase.count(True)} of {n} seeds; more seeds would settle it"
+        reason = (f"the phase collapse holds in {phase.count(True)} of {n} "
+                  "seeds; more seeds would settle it")
     elif mag_status == REPRODUCED:
         status, reason = REPRODUCED, ""
     else:
         status = PARTLY_REPRODUCED
-        reason = (f"phase collapse holds in every seed; flattening the magnitudes keeps >= {C1_MAGNITUDE_KEEP_MIN:.0%} "
-                  f"in only {magnitude.count(True)} of {n} seeds (worst {min(k_flat):.3f})")
+        reason = ("phase collapse holds in every seed; flattening the "
+                  f"magnitudes keeps >= {C1_MAGNITUDE_KEEP_MIN:.0%} "
+                  f"in only {magnitude.count(True)} of {n} seeds "
+                  f"(worst {min(k_flat):.3f})")
     # endregion
     if any(not c.passed for c in competence):  # rule 2: say so whatever the comparison gave
         status, reason = gate_competence(status, competence), _budget_reason(competence, max_steps, full_steps)

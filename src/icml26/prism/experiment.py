@@ -35,8 +35,9 @@ def cosine_lr(step: int, total: int, warmup_frac: float) -> float:
 
 
 def plateaued(curve, patience: int, delta: float) -> bool:
-    """The book's one stopping rule for every arm: the last `patience` validation accuracies
-    improved on the best earlier one by at most `delta` (a plateau of validation accuracy)."""
+    """The book's one stopping rule for every arm: the last `patience`
+    validation accuracies improved on the best earlier one by at most `delta`
+    (a plateau of validation accuracy)."""
     curve = list(curve)
     if patience < 1:
         raise ValueError(f"patience must be >= 1, got {patience}")
@@ -70,7 +71,8 @@ def train_model(model: nn.Module, task: TopicMarkovTask, config: PrismConfig, se
         # region: train_step
         idx = torch.randint(task.train.shape[0], (config.batch_size,), generator=g)
         tokens = task.train[idx]
-        inputs, mask = mask_tokens(tokens, config.mask_prob, g)  # 15% of positions -> [MASK]
+        # 15% of positions -> [MASK]
+        inputs, mask = mask_tokens(tokens, config.mask_prob, g)
         tokens, inputs, mask = tokens.to(device), inputs.to(device), mask.to(device)
         logits = model(inputs)  # (B, L, V)
         loss = F.cross_entropy(logits[mask], tokens[mask])  # masked positions only
@@ -223,10 +225,23 @@ def topic_probe(model: nn.Module, task: TopicMarkovTask, ridge: float = 1e-2) ->
     fit, score = mask & half, mask & ~half
     x = h[fit].double()  # (n_fit, d)
     mu, sd = x.mean(0), x.std(0) + 1e-6
-    x = torch.cat([(x - mu) / sd, torch.ones(len(x), 1, dtype=x.dtype, device=device)], 1)  # (n_fit, d+1)
-    y = F.one_hot(topics[fit], int(task.test_topics.max()) + 1).double()  # (n_fit, K)
-    w = torch.linalg.solve(x.T @ x + ridge * len(x) * torch.eye(x.shape[1], dtype=x.dtype, device=device), x.T @ y)
-    xs = torch.cat([(h[score].double() - mu) / sd, torch.ones(int(score.sum()), 1, dtype=x.dtype, device=device)], 1)
+    x = torch.cat(
+        [(x - mu) / sd, torch.ones(len(x), 1, dtype=x.dtype, device=device)], 1
+    )  # (n_fit, d+1)
+    # (n_fit, K)
+    y = F.one_hot(topics[fit], int(task.test_topics.max()) + 1).double()
+    w = torch.linalg.solve(
+        x.T @ x
+        + ridge * len(x) * torch.eye(x.shape[1], dtype=x.dtype, device=device),
+        x.T @ y,
+    )
+    xs = torch.cat(
+        [
+            (h[score].double() - mu) / sd,
+            torch.ones(int(score.sum()), 1, dtype=x.dtype, device=device),
+        ],
+        1,
+    )
     # endregion
     return float(((xs @ w).argmax(1) == topics[score]).double().mean())
 

@@ -55,9 +55,11 @@ def _chain(x: torch.Tensor, ivs, site: int, fn) -> torch.Tensor:
     return x
 
 
-def intervene_complex(z: torch.Tensor, iv: Intervention | tuple[Intervention, ...], site: int = 0) -> torch.Tensor:
-    """Apply `iv` (or a tuple of interventions, in order) to a complex state (B, L, d) if it
-    targets `site`; otherwise return z unchanged."""
+def intervene_complex(z: torch.Tensor,
+                      iv: Intervention | tuple[Intervention, ...],
+                      site: int = 0) -> torch.Tensor:
+    """Apply `iv` (or a tuple of interventions, in order) to a complex state
+    (B, L, d) if it targets `site`; otherwise return z unchanged."""
     if isinstance(iv, (tuple, list)):
         return _chain(z, iv, site, intervene_complex)
     if not torch.is_complex(z):
@@ -69,8 +71,14 @@ def intervene_complex(z: torch.Tensor, iv: Intervention | tuple[Intervention, ..
     if iv.kind == "flatten":
         mod = torch.abs(z)
         rms = mod.square().mean(-1, keepdim=True).sqrt()  # (B, L, 1)
-        return torch.where(mod > 0, z / mod.clamp_min(1e-30), torch.ones_like(z)) * rms
-    eps = (torch.rand(z.shape, generator=_generator(z, iv.seed, site), device=z.device) * 2 - 1) * math.pi * iv.strength
+        return torch.where(
+            mod > 0, z / mod.clamp_min(1e-30), torch.ones_like(z)
+        ) * rms
+    eps = (
+        torch.rand(
+            z.shape, generator=_generator(z, iv.seed, site), device=z.device
+        ) * 2 - 1
+    ) * math.pi * iv.strength
     return z * torch.polar(torch.ones_like(eps), eps)
 
 

@@ -23,15 +23,19 @@ def _check_complex(z: torch.Tensor, d: int | None = None) -> None:
 
 
 def project_unit(z: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
-    """The strict constraint |z_j| = 1 of the paper: z -> z / |z| elementwise (phase only).
-    The eps keeps the gradient finite at z = 0 (torch.abs has none there)."""
+    """The strict constraint |z_j| = 1 of the paper: z -> z / |z| elementwise
+    (phase only). The eps keeps the gradient finite at z = 0 (torch.abs has
+    none there)."""
     return z * torch.rsqrt(z.real.square() + z.imag.square() + eps)
 
 
 def static_rotation(seq_len: int, d: int, device=None) -> torch.Tensor:
-    """Phase position code s_{p,j} = exp(i p w_j), w_j = 10000^(-j/d), j = 0..d-1. (L, d)."""
-    p = torch.arange(seq_len, device=device, dtype=torch.float32)[:, None]  # (L, 1)
-    w = 10000.0 ** (-torch.arange(d, device=device, dtype=torch.float32) / d)  # (d,)
+    """Phase position code s_{p,j} = exp(i p w_j), w_j = 10000^(-j/d),
+    j = 0..d-1. (L, d)."""
+    # (L, 1)
+    p = torch.arange(seq_len, device=device, dtype=torch.float32)[:, None]
+    # (d,)
+    w = 10000.0 ** (-torch.arange(d, device=device, dtype=torch.float32) / d)
     return torch.polar(torch.ones(seq_len, d, device=device), p * w)
 
 
@@ -56,20 +60,25 @@ class DynamicRoSE(nn.Module):
             self.rotation.bias.copy_(torch.cat([torch.ones(d), torch.zeros(d)]))
 
     def token_phase(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Position-free part z_c * rho of each token (used for the phase plots). (B, L, d)."""
+        """Position-free part z_c * rho of each token (used for the phase
+        plots). (B, L, d)."""
         e = self.embed(tokens)
         u = self.content(e)  # (B, L, 2d)
         zc = torch.complex(u[..., : self.d], u[..., self.d:])
         r = self.rotation(e)  # (B, L, 2d)
         rho = torch.complex(r[..., : self.d], r[..., self.d:])
-        rho = rho * torch.rsqrt(r[..., : self.d].square() + r[..., self.d:].square() + 1e-6)
+        rho = rho * torch.rsqrt(
+            r[..., : self.d].square() + r[..., self.d:].square() + 1e-6
+        )
         return zc * rho
 
     def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, L) ids -> (z complex (B, L, d), e real (B, L, d))."""
         if tokens.dim() != 2 or tokens.dtype != torch.long:
             raise ValueError(f"tokens must be a (batch, length) long tensor, got {tuple(tokens.shape)} {tokens.dtype}")
-        z = self.token_phase(tokens) * static_rotation(tokens.shape[1], self.d, tokens.device)
+        z = self.token_phase(tokens) * static_rotation(
+            tokens.shape[1], self.d, tokens.device
+        )
         return z, self.embed(tokens)
 
 
@@ -83,7 +92,8 @@ class RobustPhaseNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        energy = (x.real.square() + x.imag.square()).mean(-1, keepdim=True)  # (B, L, 1)
+        # (B, L, 1)
+        energy = (x.real.square() + x.imag.square()).mean(-1, keepdim=True)
         return x * torch.rsqrt(energy + self.eps) * self.scale
 
 
@@ -106,7 +116,8 @@ class PhasePreservingLayerNorm(nn.Module):
         self.eps = eps
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mod = torch.sqrt(x.real.square() + x.imag.square() + 1e-12)  # (B, L, d), finite gradient at 0
+        # (B, L, d), finite gradient at 0
+        mod = torch.sqrt(x.real.square() + x.imag.square() + 1e-12)
         return self.layernorm(mod) * (x / (mod + self.eps))
 
 
@@ -168,8 +179,11 @@ class ImplicitFilter(nn.Module):
 
     def forward(self, seq_len: int, device=None) -> torch.Tensor:
         t = torch.linspace(0, 1, seq_len, device=device)[:, None]  # (L, 1)
-        f = 2 * math.pi * torch.arange(1, self.n_freqs + 1, device=device, dtype=torch.float32)  # (F,)
-        out = self.mlp(torch.cat([torch.sin(t * f), torch.cos(t * f)], -1))  # (L, 2d)
+        f = 2 * math.pi * torch.arange(
+            1, self.n_freqs + 1, device=device, dtype=torch.float32
+        )  # (F,)
+        # (L, 2d)
+        out = self.mlp(torch.cat([torch.sin(t * f), torch.cos(t * f)], -1))
         return torch.complex(out[:, : self.d], out[:, self.d:])
 
 
@@ -189,9 +203,11 @@ class ExplicitFilter(nn.Module):
 
 
 def harmonic_conv(x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-    """Global mixing along the sequence: IFFT(FFT(x) * h) (ortho norms cancel), i.e. the
-    circular convolution of x with the kernel IFFT(h). x (B, L, d) complex, h (L, d)."""
-    X = torch.fft.fft(x, dim=1, norm="ortho")  # (B, L, d), frequency along dim 1
+    """Global mixing along the sequence: IFFT(FFT(x) * h) (ortho norms cancel),
+    i.e. the circular convolution of x with the kernel IFFT(h).
+    x (B, L, d) complex, h (L, d)."""
+    # (B, L, d), frequency along dim 1
+    X = torch.fft.fft(x, dim=1, norm="ortho")
     return torch.fft.ifft(X * h, dim=1, norm="ortho")
 
 
@@ -221,13 +237,17 @@ class GatedHarmonicConv(nn.Module):
     def mix(self, xn: torch.Tensor) -> torch.Tensor:
         """f(x_hat): the gated harmonic convolution without the residual."""
         xt = harmonic_conv(xn, self.filter(xn.shape[1], xn.device))  # interference
-        g = torch.sigmoid(self.gate(torch.cat([xn.real, xn.imag], -1)))  # (B, L, 2d)
+        # (B, L, 2d)
+        g = torch.sigmoid(self.gate(torch.cat([xn.real, xn.imag], -1)))
         xg = torch.complex(g[..., : self.d] * xt.real, g[..., self.d:] * xt.imag)
-        return complex_dropout(self.lin2(self.act(self.lin1(xg))), self.dropout, self.training)
+        return complex_dropout(
+            self.lin2(self.act(self.lin1(xg))), self.dropout, self.training
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_complex(x, self.d)
-        with torch.autocast(device_type=x.device.type, enabled=False):  # keep the FFT path in complex64
+        # keep the FFT path in complex64
+        with torch.autocast(device_type=x.device.type, enabled=False):
             y = x + self.mix(self.norm(x))
             return project_unit(y) if self.mode == "unit" else y
 

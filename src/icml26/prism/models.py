@@ -44,7 +44,8 @@ class PrismEncoder(nn.Module):
                                     for _ in range(n_layers))
         self.final_norm = make_norm(norm, d)
 
-    def forward(self, tokens: torch.Tensor, intervention: Intervention = NO_INTERVENTION,
+    def forward(self, tokens: torch.Tensor,
+                intervention: Intervention = NO_INTERVENTION,
                 return_states: bool = False):
         z, e = self.rose(tokens)
         if self.norm_mode == "unit":
@@ -141,11 +142,14 @@ class PrismHybridLM(nn.Module):
     def embedding(self) -> nn.Embedding:
         return self.encoder.rose.embed
 
-    def features(self, tokens: torch.Tensor, intervention: Intervention = NO_INTERVENTION) -> torch.Tensor:
-        """The final real states before the tied head, (B, L, d) (what the topic probe reads)."""
+    def features(self, tokens: torch.Tensor,
+                 intervention: Intervention = NO_INTERVENTION) -> torch.Tensor:
+        """The final real states before the tied head, (B, L, d) (what the
+        topic probe reads)."""
         _check_tokens(tokens, self.vocab_size)
         z, e = self.encoder(tokens, intervention)
-        h = self.periscope(torch.cat([self.bridge(z), e], -1))  # (B, L, 2d) -> (B, L, d)
+        # (B, L, 2d) -> (B, L, d)
+        h = self.periscope(torch.cat([self.bridge(z), e], -1))
         for layer in self.attn:
             h = layer(h)
         return self.final_ln(h)
@@ -196,11 +200,15 @@ def _attn_layer_params(d: int, ffn: int) -> int:
     return (3 * d * d + 3 * d) + (d * d + d) + (d * ffn + ffn) + (ffn * d + d) + 4 * d
 
 
-def matched_ffn_dim(target_non_embedding: int, vocab_size: int, d: int, depth: int) -> int:
-    """The FFN width that makes the Transformer's non-embedding count closest to the target.
-    Raises ValueError when even a width of d would exceed the target (use fewer layers)."""
-    fixed = depth * _attn_layer_params(d, 0) + 2 * d + vocab_size  # layers without FFN, final LN, head bias
-    per_unit = depth * (2 * d + 1)  # each FFN unit: d in-weights, 1 bias, d out-weights
+def matched_ffn_dim(target_non_embedding: int, vocab_size: int, d: int,
+                    depth: int) -> int:
+    """The FFN width that makes the Transformer's non-embedding count closest
+    to the target. Raises ValueError when even a width of d would exceed the
+    target (use fewer layers)."""
+    # layers without FFN, final LN, head bias
+    fixed = depth * _attn_layer_params(d, 0) + 2 * d + vocab_size
+    # each FFN unit: d in-weights, 1 bias, d out-weights
+    per_unit = depth * (2 * d + 1)
     ffn = round((target_non_embedding - fixed) / per_unit)
     if ffn < d:
         raise ValueError(f"cannot match {target_non_embedding} non-embedding parameters with depth={depth}, d={d} "
