@@ -1,5 +1,5 @@
 """Presets for the KSKT chapter: `smoke` (seconds, unit tests), `reduced` (the page's run: 3 seeds,
-120 steps), `evidence` (the chapter's evidence record: 5 seeds, 360 steps, where the
+80 steps), `evidence` (the chapter's evidence record: 5 seeds, 360 steps, where the
 relationship-slot accuracy has stopped rising) and `full` (a GPU: the KSKT blocks swapped into a
 real Qwen3 checkpoint loaded by name).
 
@@ -101,14 +101,14 @@ class KSKTConfig:
 PRESETS: dict[str, KSKTConfig] = {
     "smoke": KSKTConfig(n_train=256, n_test=120, phase_steps=(6, 3, 3), batch_size=16, eval_every=6,
                         seeds=(0, 1, 2), warmup=2),
-    "reduced": KSKTConfig(),
+    "reduced": KSKTConfig(phase_steps=(40, 20, 20), eval_every=40),
     "evidence": KSKTConfig(phase_steps=(180, 90, 90), seeds=(0, 1, 2, 3, 4), eval_every=60),
     "full": KSKTConfig(n_train=100_000, n_test=5000, pretrained="Qwen/Qwen3-0.6B", kskt_every=4,
                        budgets=(2, 4, 6, 8, 10), phase_steps=(4000, 2000, 2000), lr=2e-5, warmup=500,
                        batch_size=128, eval_every=500, seeds=(0, 1, 2), max_positions=2048),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds on 2 CPU cores", "reduced": "about 50 s on 2 CPU cores (3 seeds)",
+EXPECTED_TIME = {"smoke": "a few seconds on 2 CPU cores", "reduced": "about 90 s on 2 CPU cores (3 seeds, 80 steps)",
                  "evidence": "about 4 minutes on 2 CPU cores (5 seeds, 360 steps)",
                  "full": "about 2 hours on an A100 with >= 40 GB, estimated (downloads Qwen3-0.6B; "
                          "both models and their AdamW states sit on the GPU: too big for a 16 GB T4)"}
