@@ -117,38 +117,57 @@ def decide_c2() -> ClaimStatus:
                        "the full preset does not run it either")
 
 
-def decide_c3(fidelity: Sequence[float], network_rel_mse: Sequence[float], program_rel_mse: Sequence[float] = (),
+def decide_c3(fidelity: Sequence[float], network_rel_mse: Sequence[float],
+              program_rel_mse: Sequence[float] = (),
               standard_rel_mse: Sequence[float] = ()) -> ClaimStatus:
-    """C3 on the continuous task T2, over seeds: fidelity of extraction (the program's relative MSE
-    against the network <= C3_MAX_RELMSE in every seed, `robust_status`), gated by the network's own
-    competence (rule 2: mean relative MSE against the targets <= C3_NET_MAX_RELMSE). The program's
-    error against the targets and the standard transformer's are shown, not deciding."""
-    fid = per_seed_values(fidelity, "program-vs-network relative MSE", min_count=3)
+    """C3 on the continuous task T2, over seeds: fidelity of extraction (the
+    program's relative MSE against the network <= C3_MAX_RELMSE in every seed,
+    `robust_status`), gated by the network's own competence (rule 2: mean
+    relative MSE against the targets <= C3_NET_MAX_RELMSE). The program's error
+    against the targets and the standard transformer's are shown, not
+    deciding."""
+    fid = per_seed_values(fidelity, "program-vs-network relative MSE",
+                          min_count=3)
     net = per_seed_values(network_rel_mse, "network relative MSE", n=len(fid))
     if min(fid + net) < 0:
         raise ValueError("relative MSEs must be non-negative")
-    comp = [Competence("T2 network relative MSE", float(np.mean(net)), C3_NET_MAX_RELMSE, higher_is_better=False)]
+    comp = [Competence("T2 network relative MSE", float(np.mean(net)),
+                       C3_NET_MAX_RELMSE, higher_is_better=False)]
     holds = [v <= C3_MAX_RELMSE for v in fid]
     raw = robust_status(holds)
     status = gate_competence(raw, comp)
-    figs = {"program vs network, relative MSE per seed": [float(f"{v:.3g}") for v in fid],
-            "network vs targets, relative MSE per seed": [float(f"{v:.3g}") for v in net]}
+    figs = {"program vs network, relative MSE per seed":
+                [float(f"{v:.3g}") for v in fid],
+            "network vs targets, relative MSE per seed":
+                [float(f"{v:.3g}") for v in net]}
     if len(program_rel_mse):
-        figs["program vs targets, relative MSE per seed"] = [float(f"{v:.3g}") for v in program_rel_mse]
+        figs["program vs targets, relative MSE per seed"] = [
+            float(f"{v:.3g}") for v in program_rel_mse]
     if len(standard_rel_mse):
-        figs["standard transformer vs targets, relative MSE per seed"] = [float(f"{v:.3g}") for v in standard_rel_mse]
+        figs["standard transformer vs targets, relative MSE per seed"] = [
+            float(f"{v:.3g}") for v in standard_rel_mse]
     if status == INCONCLUSIVE and competence_reason(comp):
-        reason = (competence_reason(comp) + "; the network never learned T2, so extraction fidelity cannot speak "
-                  "for the claim (a longer schedule, the full preset's 20k steps, may settle it)")
+        reason = (competence_reason(comp) + "; the network never learned T2, "
+                  "so extraction fidelity cannot speak for the claim (a longer "
+                  "schedule, the full preset's 20k steps, may settle it)")
     else:
-        reason = {REPRODUCED: "", NOT_REPRODUCED: "the extracted program does not follow the network in any seed",
-                  INCONCLUSIVE: "the seeds disagree on the program's fidelity"}[status]
+        reason = {
+            REPRODUCED: "",
+            NOT_REPRODUCED: "the extracted program does not follow the "
+                            "network in any seed",
+            INCONCLUSIVE: "the seeds disagree on the program's fidelity",
+        }[status]
     log_fid = [math.log10(max(v, 1e-300)) for v in fid]
-    fragile = is_fragile(log_fid, math.log10(C3_MAX_RELMSE), seed_statuses(holds))
-    return ClaimStatus("C3", "extraction extends to tasks with continuous intermediate values", status, figs,
-                       f"program vs network relative MSE <= C3_MAX_RELMSE = {C3_MAX_RELMSE:g} in every seed; "
-                       f"competence: network relative MSE <= C3_NET_MAX_RELMSE = {C3_NET_MAX_RELMSE:g}",
-                       reason, fragile, competence=comp, changes=C3_CHANGES)
+    fragile = is_fragile(log_fid, math.log10(C3_MAX_RELMSE),
+                         seed_statuses(holds))
+    return ClaimStatus(
+        "C3",
+        "extraction extends to tasks with continuous intermediate values",
+        status, figs,
+        f"program vs network relative MSE <= C3_MAX_RELMSE = "
+        f"{C3_MAX_RELMSE:g} in every seed; competence: network relative MSE "
+        f"<= C3_NET_MAX_RELMSE = {C3_NET_MAX_RELMSE:g}",
+        reason, fragile, competence=comp, changes=C3_CHANGES)
 
 
 def decide_c4() -> ClaimStatus:

@@ -59,8 +59,10 @@ def hypothesis_library(max_offset: int, with_keys: bool) -> list[str]:
     return names + (["argmax_key", "argmin_key"] if with_keys else []) + ["uniform"]
 
 
-def agreement(A: torch.Tensor, mask: torch.Tensor, name: str, keys: torch.Tensor | None = None) -> tuple[int, int]:
-    """(successes, trials) of hypothesis `name` on attention A (B, N, N) over `mask` (B, N)."""
+def agreement(A: torch.Tensor, mask: torch.Tensor, name: str,
+              keys: torch.Tensor | None = None) -> tuple[int, int]:
+    """(successes, trials) of hypothesis `name` on attention A (B, N, N) over
+    `mask` (B, N)."""
     if A.dim() != 3 or A.shape[1] != A.shape[2] or mask.shape != A.shape[:2]:
         raise ValueError(f"A must be (B, N, N) and mask (B, N); got {tuple(A.shape)}, {tuple(mask.shape)}")
     B, N, _ = A.shape
@@ -84,16 +86,21 @@ class HeadTest:
     all_agreements: dict[str, float] = field(default_factory=dict)
 
 
-def hypothesis_test(A: torch.Tensor, mask: torch.Tensor, config: DTConfig, keys: torch.Tensor | None = None) -> HeadTest:
-    """Hypothesis test of one head: best pattern, its agreement, binomial p-value, accepted?"""
+def hypothesis_test(A: torch.Tensor, mask: torch.Tensor, config: DTConfig,
+                    keys: torch.Tensor | None = None) -> HeadTest:
+    """Hypothesis test of one head: best pattern, its agreement, binomial
+    p-value, accepted?"""
     rates, counts = {}, {}
     for name in hypothesis_library(config.max_offset, keys is not None):
         k, n = agreement(A, mask, name, keys)
         rates[name], counts[name] = k / max(n, 1), (k, n)
     best = max(rates, key=lambda h: (rates[h], -list(rates).index(h)))
     k, n = counts[best]
-    p = float(binomtest(k, n, config.null_agreement, alternative="greater").pvalue) if n else 1.0
-    return HeadTest(best, rates[best], p, rates[best] >= config.accept_agreement and p < config.p_value, rates)
+    p = float(binomtest(k, n, config.null_agreement,
+                        alternative="greater").pvalue) if n else 1.0
+    return HeadTest(
+        best, rates[best], p,
+        rates[best] >= config.accept_agreement and p < config.p_value, rates)
 
 
 # ---------------------------------------------------------------- step 2: symbolic regression
@@ -138,10 +145,12 @@ def _rel_mse(pred: torch.Tensor, target: torch.Tensor) -> float:
     return float(((pred - target) ** 2).mean() / var)
 
 
-def fit_symbolic(inputs: torch.Tensor, target: torch.Tensor, max_terms: int = 3, tol: float = 1e-3) -> SymbolicFit:
-    """Exhaustive sparse least squares: the smallest term subset whose fit reaches relative
-    MSE <= `tol` (else the best subset of size `max_terms`); then coefficients are snapped
-    to multiples of 1/2 if the snapped fit stays within max(2 x, tol / 10) of that error."""
+def fit_symbolic(inputs: torch.Tensor, target: torch.Tensor, max_terms: int = 3,
+                 tol: float = 1e-3) -> SymbolicFit:
+    """Exhaustive sparse least squares: the smallest term subset whose fit
+    reaches relative MSE <= `tol` (else the best subset of size `max_terms`);
+    then coefficients are snapped to multiples of 1/2 if the snapped fit stays
+    within max(2 x, tol / 10) of that error."""
     if inputs.dim() != 2 or inputs.shape[1] not in (1, 2) or target.shape != inputs.shape[:1]:
         raise ValueError(f"inputs must be (n, 1|2) and target (n,), got {tuple(inputs.shape)}, {tuple(target.shape)}")
     X64, t64 = inputs.double().cpu(), target.double().cpu()
@@ -152,7 +161,8 @@ def fit_symbolic(inputs: torch.Tensor, target: torch.Tensor, max_terms: int = 3,
     for size in range(1, max_terms + 1):
         for subset in itertools.combinations(cols, size):
             M = torch.stack([cols[k] for k in subset], 1)  # (n, size)
-            coef = torch.linalg.lstsq(M, t64[:, None], driver="gelsd").solution[:, 0]
+            coef = torch.linalg.lstsq(
+                M, t64[:, None], driver="gelsd").solution[:, 0]
             err = _rel_mse(M @ coef, t64)
             if best is None or err < best[2] - 1e-15:
                 best = (subset, coef, err)
@@ -164,8 +174,10 @@ def fit_symbolic(inputs: torch.Tensor, target: torch.Tensor, max_terms: int = 3,
     trial = SymbolicFit(fit.terms, snapped, 0.0, True)
     trial.rel_mse = _rel_mse(trial.evaluate(X64), t64)
     if trial.rel_mse <= max(2 * err, tol / 10):
-        keep = [(t, c) for t, c in zip(trial.terms, snapped) if c != 0.0] or [("1", 0.0)]
-        fit = SymbolicFit(tuple(t for t, _ in keep), tuple(c for _, c in keep), trial.rel_mse, True)
+        keep = ([(t, c) for t, c in zip(trial.terms, snapped) if c != 0.0]
+                or [("1", 0.0)])
+        fit = SymbolicFit(tuple(t for t, _ in keep), tuple(c for _, c in keep),
+                          trial.rel_mse, True)
     return fit
 
 
@@ -228,25 +240,35 @@ def extract_program(model: DiscreteTransformer, data: TaskData, tau: float, conf
     return Program(prune(stmts, readout), readout, beta, data.discrete)
 
 
-def fit_readout(slots: torch.Tensor, coefs: torch.Tensor, beta: float, names: list[str], max_terms: int = 3,
-                tol: float = 1e-3, generator: torch.Generator | None = None, n_probe: int = 4000) -> tuple[dict, float]:
-    """Symbolic regression of the linear readout y = sum_k c_k v^(k) + beta on the observed
-    slots (n, S): the smallest subset of <= `max_terms` slots (plus a constant) whose fit,
-    with coefficients snapped to multiples of 1/2, stays within relative MSE tol / 10 of the
-    network's readout; otherwise the network's own coefficients."""
+def fit_readout(slots: torch.Tensor, coefs: torch.Tensor, beta: float,
+                names: list[str], max_terms: int = 3, tol: float = 1e-3,
+                generator: torch.Generator | None = None,
+                n_probe: int = 4000) -> tuple[dict, float]:
+    """Symbolic regression of the linear readout y = sum_k c_k v^(k) + beta on
+    the observed slots (n, S): the smallest subset of <= `max_terms` slots
+    (plus a constant) whose fit, with coefficients snapped to multiples of 1/2,
+    stays within relative MSE tol / 10 of the network's readout; otherwise the
+    network's own coefficients."""
     if slots.dim() != 2 or slots.shape[1] != coefs.numel() or len(names) != coefs.numel():
         raise ValueError(f"slots must be (n, {coefs.numel()}) with one name per slot, got {tuple(slots.shape)}")
-    pick = torch.randperm(slots.shape[0], generator=generator)[:n_probe].to(slots.device)
+    pick = (torch.randperm(slots.shape[0], generator=generator)[:n_probe]
+            .to(slots.device))
     X = slots[pick].double().cpu()
     ref = X @ coefs.double().cpu() + beta
-    usable = [k for k, n in enumerate(names) if n != "one"]  # the constant is always in the fit
+    # the constant is always in the fit
+    usable = [k for k, n in enumerate(names) if n != "one"]
     for size in range(1, max_terms + 1):
         for subset in itertools.combinations(usable, size):
-            M = torch.cat([X[:, list(subset)], torch.ones(X.shape[0], 1, dtype=X.dtype)], 1)  # (n, size + 1)
-            sol = torch.linalg.lstsq(M, ref[:, None], driver="gelsd").solution[:, 0]
+            M = torch.cat([X[:, list(subset)],  # (n, size + 1)
+                           torch.ones(X.shape[0], 1, dtype=X.dtype)], 1)
+            sol = torch.linalg.lstsq(
+                M, ref[:, None], driver="gelsd").solution[:, 0]
             snapped = torch.round(2 * sol) / 2
-            if _rel_mse(M @ snapped, ref) <= tol / 10 and bool((snapped[:-1] != 0).all()):
-                return {names[k]: float(c) for k, c in zip(subset, snapped[:-1])}, float(snapped[-1])
+            if (_rel_mse(M @ snapped, ref) <= tol / 10
+                    and bool((snapped[:-1] != 0).all())):
+                return ({names[k]: float(c)
+                         for k, c in zip(subset, snapped[:-1])},
+                        float(snapped[-1]))
     return {n: float(c) for n, c in zip(names, coefs) if float(c) != 0.0}, beta
 
 
@@ -265,11 +287,14 @@ def prune(statements: list, readout: dict) -> list:
 
 
 def run_program(program: Program, x: torch.Tensor) -> torch.Tensor:
-    """Execute the extracted statements on x (B, N), batched over sequences and positions."""
+    """Execute the extracted statements on x (B, N), batched over sequences and
+    positions."""
     if x.dim() != 2:
         raise ValueError(f"x must be (B, N), got {tuple(x.shape)}")
     B, N = x.shape
-    env = {"x": x, "pos": torch.arange(N, device=x.device, dtype=x.dtype).expand(B, N), "one": torch.ones_like(x)}
+    env = {"x": x,
+           "pos": torch.arange(N, device=x.device, dtype=x.dtype).expand(B, N),
+           "one": torch.ones_like(x)}
     i = torch.arange(N, device=x.device)
     for s in program.statements:
         if isinstance(s, HeadStmt):
@@ -277,11 +302,14 @@ def run_program(program: Program, x: torch.Tensor) -> torch.Tensor:
             if s.hypothesis == "uniform":
                 env[s.out] = v.cumsum(1) / (i + 1).to(x.dtype)
             else:
-                src = hypothesis_sources(s.hypothesis, N, env[s.key]).expand(B, N)  # (B, N)
+                src = hypothesis_sources(  # (B, N)
+                    s.hypothesis, N, env[s.key]).expand(B, N)
                 env[s.out] = v.gather(1, src)
         else:
-            env[s.out] = s.fit.evaluate(torch.stack([env[n] for n in s.inputs], -1))
-    y = sum((c * env[n] for n, c in program.readout.items()), torch.zeros_like(x)) + program.beta
+            env[s.out] = s.fit.evaluate(
+                torch.stack([env[n] for n in s.inputs], -1))
+    y = sum((c * env[n] for n, c in program.readout.items()),
+            torch.zeros_like(x)) + program.beta
     return y.round() if program.discrete else y
 
 

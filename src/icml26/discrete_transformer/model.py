@@ -25,21 +25,27 @@ BASE_SLOTS = ("x", "pos", "one")
 THETA_INIT = 0.1  # std of the noise on the initial relative-position biases
 
 
-def temperature(step: int, total: int, tau_start: float, tau_end: float) -> float:
-    """Geometric annealing tau_t = tau_0 (tau_1 / tau_0)^(t / T) (Sec. 3, training)."""
+def temperature(step: int, total: int, tau_start: float,
+                tau_end: float) -> float:
+    """Geometric annealing tau_t = tau_0 (tau_1 / tau_0)^(t / T)
+    (Sec. 3, training)."""
     if total < 1 or not 0 < tau_end <= tau_start:
         raise ValueError("need total >= 1 and 0 < tau_end <= tau_start")
     frac = min(max(step / total, 0.0), 1.0)
     return float(tau_start * (tau_end / tau_start) ** frac)
 
 
-def gumbel_softmax(logits: torch.Tensor, tau: float, generator: torch.Generator | None = None,
+def gumbel_softmax(logits: torch.Tensor, tau: float,
+                   generator: torch.Generator | None = None,
                    noise: bool = True) -> torch.Tensor:
-    """pi = softmax((w + g) / tau), g ~ Gumbel(0, 1) (no noise when `noise` is False)."""
+    """pi = softmax((w + g) / tau), g ~ Gumbel(0, 1) (no noise when `noise` is
+    False)."""
     if tau <= 0:
         raise ValueError(f"temperature must be positive, got {tau}")
     if noise:
-        u = torch.rand(logits.shape, generator=generator, device="cpu").to(logits.device)
+        u = torch.rand(
+            logits.shape, generator=generator, device="cpu"
+        ).to(logits.device)
         logits = logits - torch.log(-torch.log(u.clamp(1e-10, 1 - 1e-10)))
     return torch.softmax(logits / tau, dim=-1)
 
@@ -52,29 +58,40 @@ def normalized_entropy(p: torch.Tensor, dim: int = -1, support: torch.Tensor | N
 
 
 class ConstrainedRead(nn.Module):
-    """Reads one of `n_slots` slots: soft (Gumbel-softmax) in training, argmax when hard."""
+    """Reads one of `n_slots` slots: soft (Gumbel-softmax) in training, argmax
+    when hard."""
 
     def __init__(self, n_slots: int):
         super().__init__()
         self.logits = nn.Parameter(0.01 * torch.randn(n_slots))
 
-    straight_through = False  # set by the trainer: hard forward, soft (Gumbel-softmax) gradient
-    noise = True  # set by the trainer: Gumbel noise on the read when a generator is given
+    # set by the trainer: hard forward, soft (Gumbel-softmax) gradient
+    straight_through = False
+    # set by the trainer: Gumbel noise on the read when a generator is given
+    noise = True
 
-    def weights(self, tau: float, hard: bool, generator=None, noise: bool = True) -> torch.Tensor:
+    def weights(self, tau: float, hard: bool, generator=None,
+                noise: bool = True) -> torch.Tensor:
         if hard:
-            return nn.functional.one_hot(self.logits.argmax(), self.logits.numel()).to(self.logits.dtype)
+            return nn.functional.one_hot(
+                self.logits.argmax(), self.logits.numel()
+            ).to(self.logits.dtype)
         soft = gumbel_softmax(self.logits, tau, generator, noise)
         if self.straight_through:
-            one_hot = nn.functional.one_hot(soft.argmax(), soft.numel()).to(soft.dtype)
+            one_hot = nn.functional.one_hot(
+                soft.argmax(), soft.numel()).to(soft.dtype)
             return one_hot - soft.detach() + soft
         return soft
 
-    def forward(self, slots: torch.Tensor, tau: float, hard: bool, generator=None) -> torch.Tensor:
-        """slots (B, N, S) -> (B, N). Gumbel noise is drawn only when a generator is given."""
+    def forward(self, slots: torch.Tensor, tau: float, hard: bool,
+                generator=None) -> torch.Tensor:
+        """slots (B, N, S) -> (B, N). Gumbel noise is drawn only when a
+        generator is given."""
         if slots.shape[-1] != self.logits.numel():
-            raise ValueError(f"expected {self.logits.numel()} slots, got {slots.shape[-1]}")
-        return slots @ self.weights(tau, hard, generator, noise=self.noise and generator is not None)
+            raise ValueError(f"expected {self.logits.numel()} slots, "
+                             f"got {slots.shape[-1]}")
+        return slots @ self.weights(tau, hard, generator,
+                                    noise=self.noise and generator is not None)
 
     @property
     def choice(self) -> int:
@@ -92,23 +109,29 @@ class NumericalAttention(nn.Module):
         self.theta_pos = nn.Parameter(-slope * offsets + THETA_INIT * torch.randn(max_len))
         self.theta_qk = nn.Parameter(torch.zeros(()))
 
-    def scores(self, slots: torch.Tensor, tau: float, hard: bool, generator=None) -> torch.Tensor:
+    def scores(self, slots: torch.Tensor, tau: float, hard: bool,
+               generator=None) -> torch.Tensor:
         B, N, _ = slots.shape
-        q, k = self.q(slots, tau, hard, generator), self.k(slots, tau, hard, generator)  # (B, N) each
+        q, k = (self.q(slots, tau, hard, generator),  # (B, N) each
+                self.k(slots, tau, hard, generator))
         i = torch.arange(N, device=slots.device)
         rel = (i[:, None] - i[None, :]).clamp_min(0)  # (N, N) offsets i - j
-        s = self.theta_pos[rel][None] + self.theta_qk * q[:, :, None] * k[:, None, :]  # (B, N, N)
+        s = (self.theta_pos[rel][None]  # (B, N, N)
+             + self.theta_qk * q[:, :, None] * k[:, None, :])
         causal = i[None, :] <= i[:, None]  # (N, N)
         return s.masked_fill(~causal, float("-inf"))
 
     gumbel = False  # Gumbel noise on the attention scores during training (a design choice; see DTConfig)
 
-    def forward(self, slots: torch.Tensor, tau: float, hard: bool, generator=None):
-        """Returns the written slot o (B, N) and the attention A (B, N, N). With `gumbel` set and a
-        `generator` given (training), Gumbel(0, 1) noise is added to the scores before the softmax."""
+    def forward(self, slots: torch.Tensor, tau: float, hard: bool,
+                generator=None):
+        """Returns the written slot o (B, N) and the attention A (B, N, N).
+        With `gumbel` set and a `generator` given (training), Gumbel(0, 1)
+        noise is added to the scores before the softmax."""
         s = self.scores(slots, tau, hard, generator)
         if self.gumbel and generator is not None:
-            u = torch.rand(s.shape, generator=generator).to(s.device).clamp(1e-10, 1 - 1e-10)
+            u = (torch.rand(s.shape, generator=generator).to(s.device)
+                 .clamp(1e-10, 1 - 1e-10))
             s = s - torch.log(-torch.log(u))  # masked (-inf) positions stay -inf
         A = torch.softmax(s / tau, dim=-1)
         u = self.u(slots, tau, hard, generator)  # (B, N)
@@ -120,13 +143,17 @@ class NumericalMLP(nn.Module):
 
     def __init__(self, n_slots: int, m_in: int, hidden: int):
         super().__init__()
-        self.reads = nn.ModuleList([ConstrainedRead(n_slots) for _ in range(m_in)])
-        self.net = nn.Sequential(nn.Linear(m_in, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(),
+        self.reads = nn.ModuleList(
+            [ConstrainedRead(n_slots) for _ in range(m_in)])
+        self.net = nn.Sequential(nn.Linear(m_in, hidden), nn.SiLU(),
+                                 nn.Linear(hidden, hidden), nn.SiLU(),
                                  nn.Linear(hidden, 1))
 
-    def forward(self, slots: torch.Tensor, tau: float, hard: bool, generator=None):
+    def forward(self, slots: torch.Tensor, tau: float, hard: bool,
+                generator=None):
         """Returns the written slot (B, N) and the MLP's inputs (B, N, m)."""
-        inp = torch.stack([r(slots, tau, hard, generator) for r in self.reads], -1)  # (B, N, m)
+        inp = torch.stack(  # (B, N, m)
+            [r(slots, tau, hard, generator) for r in self.reads], -1)
         return self.net(inp)[..., 0], inp
 
 
@@ -160,14 +187,17 @@ class DiscreteTransformer(nn.Module):
         pos = torch.arange(x.shape[1], device=x.device, dtype=x.dtype).expand_as(x)
         return torch.stack([x, pos, torch.ones_like(x)], -1)
 
-    def forward(self, x: torch.Tensor, tau: float, hard: bool = False, generator=None, trace: bool = False):
-        """Predictions (B, N); with `trace`, also every slot, attention matrix and MLP input."""
+    def forward(self, x: torch.Tensor, tau: float, hard: bool = False,
+                generator=None, trace: bool = False):
+        """Predictions (B, N); with `trace`, also every slot, attention matrix
+        and MLP input."""
         slots = self.base_slots(x)
         attn, mlp_in = [], []
         for heads, mlp in zip(self.heads, self.mlps):
             outs = [h(slots, tau, hard, generator) for h in heads]
             attn.append([a for _, a in outs])
-            slots = torch.cat([slots, torch.stack([o for o, _ in outs], -1)], -1)  # (B, N, S + H)
+            slots = torch.cat(  # (B, N, S + H)
+                [slots, torch.stack([o for o, _ in outs], -1)], -1)
             m, inp = mlp(slots, tau, hard, generator)
             mlp_in.append(inp)
             slots = torch.cat([slots, m[..., None]], -1)  # (B, N, S + H + 1)

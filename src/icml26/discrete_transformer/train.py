@@ -50,16 +50,21 @@ def train_discrete_transformer(config: DTConfig, train: TaskData, anneal: bool =
     tau = config.noanneal_tau
     # region: training step
     for step in bar:
-        st = anneal and config.straight_through_frac > 0 and step >= (1 - config.straight_through_frac) * config.steps
+        st = (anneal and config.straight_through_frac > 0
+              and step >= (1 - config.straight_through_frac) * config.steps)
         for r in model.reads():
             r.straight_through = st
-        tau = temperature(step, config.steps, config.tau_start, config.tau_end) if anneal else config.noanneal_tau
-        idx = torch.randint(0, len(train), (config.batch_size,), generator=gen).to(device)
+        tau = (temperature(step, config.steps, config.tau_start, config.tau_end)
+               if anneal else config.noanneal_tau)
+        idx = torch.randint(0, len(train), (config.batch_size,),
+                            generator=gen).to(device)
         batch = train.batch(idx)
-        noise_gen = gen if (config.gumbel_noise or gumbel_attention) else None  # None: no noise anywhere
+        # None: no noise anywhere
+        noise_gen = gen if (config.gumbel_noise or gumbel_attention) else None
         for r in model.reads():
             r.noise = config.gumbel_noise
-        loss = masked_loss(model(batch.x, tau, hard=False, generator=noise_gen), batch)
+        loss = masked_loss(
+            model(batch.x, tau, hard=False, generator=noise_gen), batch)
         opt.zero_grad()
         loss.backward()
         opt.step()
