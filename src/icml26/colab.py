@@ -292,8 +292,10 @@ class ConversionError(ValueError):
 class Converter:
     """Converts one chapter's markdown; collects the keys it cites, in order."""
 
-    def __init__(self, slug: str, config: Settings | None = None, root: Path | None = None):
+    def __init__(self, slug: str, config: Settings | None = None, root: Path | None = None,
+                 glued: dict[str, str] | None = None):
         self.slug = slug
+        self.glued = glued or {}  # name -> text of the run's glued figures ({glue:text}`name`)
         self.doc = f"chapters/{slug}"
         self.config = config or settings(root)
         self.root = root or project_root()
@@ -444,7 +446,19 @@ class Converter:
             return f"`{content}`" if role == "code" else (text or target)
         if role == "download":
             return f"[{text or target}]({self.asset_url(target)})"
+        if role in {"glue", "glue:text"}:
+            return self.glue(content)
         raise ConversionError(f"{self.slug}: the role {{{role}}} has no Colab form in icml26.colab")
+
+    def glue(self, content: str) -> str:
+        """The stored text of a glued figure (``name``, or ``name:fmt`` formatted as MyST-NB does)."""
+        from icml26.common.glued import format_glued
+
+        name, _, fmt = content.partition(":")
+        if name not in self.glued:
+            raise ConversionError(f"{self.slug}: {{glue}} names {name!r}, which no stored output of the "
+                                  f"chapter glues (glued: {', '.join(sorted(self.glued)) or 'none'})")
+        return format_glued(self.glued[name], fmt)
 
     def cite(self, role: str, content: str) -> str:
         refs = load_references(self.root)
@@ -543,7 +557,9 @@ def colab_notebook(notebook, slug: str, commit: str, config: Settings | None = N
     import nbformat
 
     config = config or settings(root)
-    converter = Converter(slug, config, root)
+    from icml26.common.glued import glued_values
+
+    converter = Converter(slug, config, root, glued=glued_values(notebook.cells))
     edition = copy.deepcopy(notebook)
     installs = 0
     cells = []

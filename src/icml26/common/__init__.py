@@ -1,5 +1,6 @@
 """What every chapter shares: device, seeding, presets, progress bars, plotting style and figure
-policy, source display, timing, the claims ledger, the sandbox and the Explore panel.
+policy, source display, numbers glued into the prose, timing, the claims ledger, the sandbox and
+the Explore panel.
 
 Names load lazily (PEP 562), so ``icml26.common.ledger`` and the presets import no torch: the
 scoreboard, the evidence checks and ``gpucheck`` read ledgers without it.
@@ -10,6 +11,7 @@ from importlib import import_module
 _HOMES = {
     "device": ("device_banner", "resolve_device", "CPU_THREADS"),
     "explorer": ("explore", "explore_mode"),
+    "glued": ("glue",),
     "ledger": ("ALPHA", "INCONCLUSIVE", "MIN_ITEMS", "MIN_SEEDS", "NOT_REPRODUCED", "NOT_TESTED",
                "PARTLY_REPRODUCED", "REPRODUCED", "STATUSES", "ClaimStatus", "Competence", "Ledger",
                "SizeCheck", "ThresholdChange", "bootstrap_interval", "chapter_verdict", "combine_sub_results",
