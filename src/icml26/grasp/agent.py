@@ -137,7 +137,8 @@ def rollout(model, vocab: Vocab, questions: list[Question], mode: str, cfg, *, g
             ids[i, :len(e.ids)] = torch.tensor(e.ids)
         ids = ids.to(device)
         last = torch.tensor([len(e.ids) - 1 for e in active], device=device)
-        logits = model(input_ids=ids).logits[torch.arange(len(active), device=device), last].float()  # (B, V)
+        logits = model(input_ids=ids).logits[
+            torch.arange(len(active), device=device), last].float()  # (B, V)
         if greedy:
             nxt = logits.argmax(-1)
         else:
@@ -161,7 +162,8 @@ def _step_env(e: Episode, vocab: Vocab, cfg) -> None:
     e.seg = []
     # region: step
     try:
-        act = parse_action(words, vocab, probe_cap=cfg.probe_cap, graph_nodes=e.q.adj,
+        act = parse_action(words, vocab, probe_cap=cfg.probe_cap,
+                           graph_nodes=e.q.adj,
                            bindings={"u": e.q.u, "v": e.q.v})
     except ToolCallRejected as error:
         e.done, e.reason = True, f"rejected: {error}"
@@ -200,9 +202,11 @@ def pad_episodes(eps: list[Episode], pad: int, device) -> tuple[torch.Tensor, to
     return ids.to(device), mask.to(device)
 
 
-def group_advantages(rewards: torch.Tensor, delta: float = 1e-4) -> tuple[torch.Tensor, torch.Tensor]:
-    """GRPO advantages A_i = (r_i - mean_g r) / (std_g r + delta), per group (rows of (Q, G)).
-    Returns (A (Q, G), keep (Q,)) where groups with all-equal rewards are dropped."""
+def group_advantages(rewards: torch.Tensor,
+                     delta: float = 1e-4) -> tuple[torch.Tensor, torch.Tensor]:
+    """GRPO advantages A_i = (r_i - mean_g r) / (std_g r + delta), per group
+    (rows of (Q, G)). Returns (A (Q, G), keep (Q,)) where groups with
+    all-equal rewards are dropped."""
     if rewards.dim() != 2 or rewards.shape[1] < 2:
         raise ValueError(f"rewards must be (questions, G>=2), got shape {tuple(rewards.shape)}")
     mean = rewards.mean(1, keepdim=True)
@@ -211,10 +215,12 @@ def group_advantages(rewards: torch.Tensor, delta: float = 1e-4) -> tuple[torch.
     return (rewards - mean) / (std + delta), keep
 
 
-def grpo_loss(lp: torch.Tensor, lp_old: torch.Tensor, lp_ref: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor,
+def grpo_loss(lp: torch.Tensor, lp_old: torch.Tensor, lp_ref: torch.Tensor,
+              adv: torch.Tensor, mask: torch.Tensor,
               eps: float, beta: float) -> torch.Tensor:
-    """Negative GRPO objective (the objective J of the chapter): clipped ratio term on model tokens only,
-    normalised by sum_i |o_i|, minus beta * KL(pi || pi_ref) (k3 estimator). All (B, T-1) but adv (B,)."""
+    """Negative GRPO objective (the objective J of the chapter): clipped ratio
+    term on model tokens only, normalised by sum_i |o_i|, minus
+    beta * KL(pi || pi_ref) (k3 estimator). All (B, T-1) but adv (B,)."""
     ratio = torch.exp(lp - lp_old)
     a = adv[:, None]
     surr = torch.minimum(ratio * a, torch.clamp(ratio, 1 - eps, 1 + eps) * a)
@@ -237,10 +243,12 @@ def grpo(model, vocab: Vocab, sample_q, cfg, seed: int, device, epochs: int = 1)
     for _ in progress(range(cfg.grpo_iters), desc="GRPO (blind)", leave=False):
         # region: iteration
         qs = [sample_q(rng) for _ in range(cfg.grpo_questions)]
-        batch = [Question(q.adj, q.task, q.u, q.v, q.answer) for q in qs for _ in range(cfg.group)]
+        batch = [Question(q.adj, q.task, q.u, q.v, q.answer)
+                 for q in qs for _ in range(cfg.group)]
         model.eval()
         eps_ = rollout(model, vocab, batch, "blind", cfg, greedy=False, gen=gen)
-        r = torch.tensor([e.reward for e in eps_]).view(cfg.grpo_questions, cfg.group)  # (Q, G)
+        r = torch.tensor([e.reward for e in eps_]).view(
+            cfg.grpo_questions, cfg.group)  # (Q, G)
         hist["reward"].append(float(r.mean()))
         hist["probe_first"].append(float(np.mean([e.probed_first for e in eps_])))
         adv, keep = group_advantages(r)
@@ -256,7 +264,8 @@ def grpo(model, vocab: Vocab, sample_q, cfg, seed: int, device, epochs: int = 1)
             lp_ref = token_logprobs(ref, ids)
         model.train()
         for _ in range(epochs):
-            loss = grpo_loss(token_logprobs(model, ids), lp_old, lp_ref, a, m, cfg.clip_eps, cfg.kl_beta)
+            loss = grpo_loss(token_logprobs(model, ids), lp_old, lp_ref, a, m,
+                             cfg.clip_eps, cfg.kl_beta)
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -121,8 +121,10 @@ def query_nodes(q: Question) -> list[int]:
     return [q.u] if q.task == "degree" else [q.u, q.v]
 
 
-def neighbor_retrieval(q: Question, nodes: list[int], cap: int) -> dict[int, list[int]]:
-    """Tool "eyes": adjacency of the requested nodes (at most `cap` per call); probes are logged."""
+def neighbor_retrieval(q: Question, nodes: list[int],
+                       cap: int) -> dict[int, list[int]]:
+    """Tool "eyes": adjacency of the requested nodes (at most `cap` per call);
+    probes are logged."""
     if not nodes or len(nodes) > cap:
         raise ValueError(f"neighbor_retrieval takes 1..{cap} nodes, got {len(nodes)}")
     missing = [x for x in nodes if x not in q.adj]

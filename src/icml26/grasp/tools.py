@@ -108,10 +108,12 @@ def _grasp_batch(jobs, max_chars):
 '''
 
 
-def run_code_batch(snippets: list[str], neighbours: list[dict[int, list[int]]], queries=None, *,
+def run_code_batch(snippets: list[str], neighbours: list[dict[int, list[int]]],
+                   queries=None, *,
                    wall_seconds: float = 20) -> list[tuple[str, str | None]]:
-    """Execute model code in the sandbox: [(stdout, error or None)] per snippet (one child per batch).
-    `queries[i] = (u, v)` binds the symbols u, v; the namespace holds only N, u, v and print."""
+    """Execute model code in the sandbox: [(stdout, error or None)] per snippet
+    (one child per batch). `queries[i] = (u, v)` binds the symbols u, v; the
+    namespace holds only N, u, v and print."""
     queries = queries if queries is not None else [(-1, -1)] * len(snippets)
     if not len(snippets) == len(neighbours) == len(queries):
         raise ValueError(f"{len(snippets)} snippets, {len(neighbours)} neighbour dicts, {len(queries)} queries")
@@ -122,21 +124,29 @@ def run_code_batch(snippets: list[str], neighbours: list[dict[int, list[int]]], 
             raise TypeError(f"snippets must be str, got {type(s).__name__}")
     jobs = [[s, {str(k): list(x) for k, x in nb.items()}, [int(a), int(b)]]
             for s, nb, (a, b) in zip(snippets, neighbours, queries)]
-    # no dunder escapes (a third layer, on top of the sandbox's own checks): rejected per snippet
+    # no dunder escapes (a third layer, on top of the sandbox's own checks):
+    # rejected per snippet
     ok_idx = [i for i, s in enumerate(snippets) if "__" not in s]
-    out: list[tuple[str, str | None]] = [("", "Rejected: dunder names are not allowed")] * len(snippets)
+    out: list[tuple[str, str | None]] = (
+        [("", "Rejected: dunder names are not allowed")] * len(snippets))
     if not ok_idx:
         return out
-    res = run_sandboxed(_HARNESS, call="_grasp_batch", args=[[jobs[i] for i in ok_idx], MAX_OUTPUT_CHARS],
-                        allowed_imports=ALLOWED_IMPORTS, cpu_seconds=2, memory_mb=512, wall_seconds=wall_seconds)
+    res = run_sandboxed(_HARNESS, call="_grasp_batch",
+                        args=[[jobs[i] for i in ok_idx], MAX_OUTPUT_CHARS],
+                        allowed_imports=ALLOWED_IMPORTS, cpu_seconds=2,
+                        memory_mb=512, wall_seconds=wall_seconds)
     if res.ok:
         for i, (stdout, err) in zip(ok_idx, res.value):
             out[i] = (stdout, err)
         return out
-    for i in ok_idx:  # the batch failed as a whole: isolate the culprit, one call per snippet
-        r = run_sandboxed(_HARNESS, call="_grasp_batch", args=[[jobs[i]], MAX_OUTPUT_CHARS],
-                          allowed_imports=ALLOWED_IMPORTS, cpu_seconds=1, memory_mb=512, wall_seconds=5)
-        out[i] = tuple(r.value[0]) if r.ok else ("", f"{r.error_type}: {r.error_message}")
+    # the batch failed as a whole: isolate the culprit, one call per snippet
+    for i in ok_idx:
+        r = run_sandboxed(_HARNESS, call="_grasp_batch",
+                          args=[[jobs[i]], MAX_OUTPUT_CHARS],
+                          allowed_imports=ALLOWED_IMPORTS, cpu_seconds=1,
+                          memory_mb=512, wall_seconds=5)
+        out[i] = (tuple(r.value[0]) if r.ok
+                  else ("", f"{r.error_type}: {r.error_message}"))
     return out
 
 

@@ -66,11 +66,13 @@ def grad_phi(y: torch.Tensor, loss: str) -> torch.Tensor:
     return torch.log(y) + 1
 
 
-def bregman_divergence(y: torch.Tensor, y_hat: torch.Tensor, loss: str) -> torch.Tensor:
-    """D_phi(y, y_hat) = phi(y) - phi(y_hat) - <grad phi(y_hat), y - y_hat>  (Def. of Sec. 3).
+def bregman_divergence(y: torch.Tensor, y_hat: torch.Tensor,
+                       loss: str) -> torch.Tensor:
+    """D_phi(y, y_hat) = phi(y) - phi(y_hat) - <grad phi(y_hat), y - y_hat>
+    (Def. of Sec. 3).
 
-    Returns one value per prediction (the outcome axis is summed). For ``"kl"`` this is
-    KL(y || y_hat) with the convention 0 log 0 = 0.
+    Returns one value per prediction (the outcome axis is summed). For ``"kl"``
+    this is KL(y || y_hat) with the convention 0 log 0 = 0.
     """
     _check_pair(y, y_hat, loss)
     if loss == "squared":
@@ -79,7 +81,8 @@ def bregman_divergence(y: torch.Tensor, y_hat: torch.Tensor, loss: str) -> torch
 
 
 def dual_mean(preds: torch.Tensor, loss: str, dim: int = 0) -> torch.Tensor:
-    """The posterior-mean ("dual-mean") teacher  f_bar = (grad phi)^{-1}(E[grad phi(f_w)]).
+    """The posterior-mean ("dual-mean") teacher
+    f_bar = (grad phi)^{-1}(E[grad phi(f_w)]).
 
     Squared loss: the arithmetic mean of the teacher predictions along ``dim``.
     KL: the normalized geometric mean  p_bar ∝ exp(E[log p_w]).
@@ -110,23 +113,28 @@ def bias_variance(g: torch.Tensor, teacher: torch.Tensor, loss: str) -> dict[str
     return {"risk": risk, "bias": bias, "variance": variance, "residual": risk - bias - variance, "f_bar": f_bar}
 
 
-def misfit_decomposition(g: torch.Tensor, student: torch.Tensor, teacher: torch.Tensor,
+def misfit_decomposition(g: torch.Tensor, student: torch.Tensor,
+                         teacher: torch.Tensor,
                          loss: str) -> dict[str, torch.Tensor]:
-    """Risk gap = misfit + cross term (three-point identity; paper Thm. on W2SG).
+    """Risk gap = misfit + cross term (three-point identity; paper Thm. on
+    W2SG).
 
     For every input, with expectations over the M teacher draws,
-      E D(g, f_w) - D(g, f_s) = E D(f_s, f_w) + E <grad phi(f_s) - grad phi(f_w), g - f_s>.
-    The cross term vanishes when f_s equals the dual-mean teacher, so then the gain equals
-    the misfit exactly. Shapes: g and student (N, C), teacher (N, M, C). Returns per-input
-    tensors (N,): ``teacher_risk``, ``student_risk``, ``gain``, ``misfit``, ``cross``,
-    ``residual`` (= gain - misfit - cross) and ``to_posterior_mean`` = D(f_bar, f_s).
+      E D(g, f_w) - D(g, f_s)
+        = E D(f_s, f_w) + E <grad phi(f_s) - grad phi(f_w), g - f_s>.
+    The cross term vanishes when f_s equals the dual-mean teacher, so then the
+    gain equals the misfit exactly. Shapes: g and student (N, C), teacher
+    (N, M, C). Returns per-input tensors (N,): ``teacher_risk``,
+    ``student_risk``, ``gain``, ``misfit``, ``cross``, ``residual``
+    (= gain - misfit - cross) and ``to_posterior_mean`` = D(f_bar, f_s).
     """
     if student.shape != g.shape:
         raise ValueError(f"student shape {tuple(student.shape)} must equal g shape {tuple(g.shape)}")
     bv = bias_variance(g, teacher, loss)
     student_risk = bregman_divergence(g, student, loss)
     misfit = bregman_divergence(student[:, None, :], teacher, loss).mean(1)
-    diff = grad_phi(student, loss)[:, None, :] - grad_phi(teacher, loss)  # (N, M, C)
+    # (N, M, C)
+    diff = grad_phi(student, loss)[:, None, :] - grad_phi(teacher, loss)
     cross = (diff * (g - student)[:, None, :]).sum(-1).mean(1)
     gain = bv["risk"] - student_risk
     return {

@@ -187,14 +187,19 @@ def decide_c5(acc_sl: Sequence[Sequence[float]], acc_ce: Sequence[Sequence[float
     # region: per temperature
     for j, t in enumerate(temps):
         margin = (a[:, j] - b[:, j]).tolist()  # one accuracy margin per seed
-        status = replicated_status(margin, 0.0)  # every seed, or 2 of 3 and p < ALPHA
+        # every seed, or 2 of 3 and p < ALPHA
+        status = replicated_status(margin, 0.0)
         subs.append(status)
-        fragile = fragile or is_fragile(margin, 0.0, seed_statuses([m > 0 for m in margin]))
-        figures[f"T={t:g}: CE + RCE vs CE"] = f"{a[:, j].mean():.3f} vs {b[:, j].mean():.3f}"
-        figures[f"T={t:g}: seeds improved"] = f"{sum(m > 0 for m in margin)}/{len(margin)}"
+        fragile = fragile or is_fragile(
+            margin, 0.0, seed_statuses([m > 0 for m in margin]))
+        figures[f"T={t:g}: CE + RCE vs CE"] = (
+            f"{a[:, j].mean():.3f} vs {b[:, j].mean():.3f}")
+        figures[f"T={t:g}: seeds improved"] = (
+            f"{sum(m > 0 for m in margin)}/{len(margin)}")
         if status != REPRODUCED:
             parts.append(f"T={t:g}: {status}")
-    status = combine_sub_results(subs)  # every temperature: REPRODUCED; some: PARTLY
+    # every temperature: REPRODUCED; some: PARTLY
+    status = combine_sub_results(subs)
     # endregion
     reason = "" if status == REPRODUCED else "not at every temperature: " + "; ".join(parts)
     failed = competence_reason(checks)

@@ -119,8 +119,10 @@ def train_students(x: torch.Tensor, targets: torch.Tensor, loss_names: list[str]
         z = mlp_logits(params, x)  # (B, N, K)
         total = z.new_zeros(())
         for name, idx in groups.items():
-            per_example = w2s_loss(name, z[idx], targets[idx], eps=eps, beta=beta,
-                                   threshold=thresholds[idx][:, None], step_frac=step / steps)
+            per_example = w2s_loss(name, z[idx], targets[idx], eps=eps,
+                                   beta=beta,
+                                   threshold=thresholds[idx][:, None],
+                                   step_frac=step / steps)
             total = total + per_example.mean(-1).sum()
         opt.zero_grad(set_to_none=True)
         total.backward()

@@ -47,27 +47,33 @@ def _check_inputs(z: torch.Tensor, p_t: torch.Tensor) -> None:
 
 
 def forward_ce(z: torch.Tensor, p_t: torch.Tensor) -> torch.Tensor:
-    """Forward cross-entropy  L_CE = -sum_k p_t(k) log p_s(k)  (the standard W2S loss)."""
+    """Forward cross-entropy  L_CE = -sum_k p_t(k) log p_s(k)
+    (the standard W2S loss)."""
     _check_inputs(z, p_t)
     return -(p_t * F.log_softmax(z, dim=-1)).sum(-1)
 
 
-def reverse_ce(z: torch.Tensor, p_t: torch.Tensor, eps: float = 1e-4) -> torch.Tensor:
-    """Reverse cross-entropy  L_RCE = -sum_k p_s(k) log p_t(k)  (student in the first slot).
+def reverse_ce(z: torch.Tensor, p_t: torch.Tensor,
+               eps: float = 1e-4) -> torch.Tensor:
+    """Reverse cross-entropy  L_RCE = -sum_k p_s(k) log p_t(k)
+    (student in the first slot).
 
     The teacher is smoothed by ``eps`` so that log p_t is finite. Note
-    L_RCE = KL(p_s || p_t) + H(p_s): the misfit of the KL Bregman divergence plus the
-    student's entropy, which the paper's analysis says to keep low.
+    L_RCE = KL(p_s || p_t) + H(p_s): the misfit of the KL Bregman divergence
+    plus the student's entropy, which the paper's analysis says to keep low.
     """
     _check_inputs(z, p_t)
-    return -(torch.softmax(z, dim=-1) * torch.log(smooth_labels(p_t, eps))).sum(-1)
+    return -(torch.softmax(z, dim=-1)
+             * torch.log(smooth_labels(p_t, eps))).sum(-1)
 
 
-def reverse_ce_grad(z: torch.Tensor, p_t: torch.Tensor, eps: float = 1e-4) -> torch.Tensor:
+def reverse_ce_grad(z: torch.Tensor, p_t: torch.Tensor,
+                    eps: float = 1e-4) -> torch.Tensor:
     """Closed-form gradient of L_RCE wrt the student logits:
     dL/dz_j = p_s(j) (l_j - sum_k p_s(k) l_k),  l_k = -log p_t(k).
 
-    With p_t = softmax(z_t / T) (and eps = 0), l_j - sum_k p_s(k) l_k = -(z_t,j - <p_s, z_t>)/T:
+    With p_t = softmax(z_t / T) (and eps = 0),
+    l_j - sum_k p_s(k) l_k = -(z_t,j - <p_s, z_t>)/T:
     the teacher's temperature rescales the gradient but never turns it.
     """
     _check_inputs(z, p_t)
@@ -76,8 +82,8 @@ def reverse_ce_grad(z: torch.Tensor, p_t: torch.Tensor, eps: float = 1e-4) -> to
     return p_s * (ell - (p_s * ell).sum(-1, keepdim=True))
 
 
-def symmetric_ce(z: torch.Tensor, p_t: torch.Tensor, alpha: float = 1.0, beta: float = 0.1,
-                 eps: float = 1e-4) -> torch.Tensor:
+def symmetric_ce(z: torch.Tensor, p_t: torch.Tensor, alpha: float = 1.0,
+                 beta: float = 0.1, eps: float = 1e-4) -> torch.Tensor:
     """Symmetric loss  alpha * CE + beta * RCE  (official ``SL_a1_b0.1``)."""
     return alpha * forward_ce(z, p_t) + beta * reverse_ce(z, p_t, eps)
 
@@ -92,8 +98,8 @@ def confidence_threshold(p_t: torch.Tensor, quantile: float = 0.5) -> torch.Tens
 
 def cace(z: torch.Tensor, p_t: torch.Tensor, threshold: float | torch.Tensor,
          eps: float = 1e-4) -> torch.Tensor:
-    """Confidence-adaptive CE: forward CE on examples where the teacher is confident
-    (max_k p_t(k) >= threshold), reverse CE where it is uncertain."""
+    """Confidence-adaptive CE: forward CE on examples where the teacher is
+    confident (max_k p_t(k) >= threshold), reverse CE where it is uncertain."""
     confident = p_t.max(-1).values >= threshold
     return torch.where(confident, forward_ce(z, p_t), reverse_ce(z, p_t, eps))
 
