@@ -273,9 +273,10 @@ def per_seed_flags(values, what: str) -> list[bool]:
 
 
 def combine_sub_results(statuses: Iterable[str]) -> str:
-    """The status of a claim made of several sub-results (datasets, baselines, metrics): all
-    REPRODUCED -> REPRODUCED; some REPRODUCED or PARTLY -> PARTLY REPRODUCED; all NOT REPRODUCED
-    -> NOT REPRODUCED; otherwise (none holds, some undecided) INCONCLUSIVE."""
+    """The status of a claim made of several sub-results (datasets, baselines,
+    metrics): all REPRODUCED -> REPRODUCED; some REPRODUCED or PARTLY ->
+    PARTLY REPRODUCED; all NOT REPRODUCED -> NOT REPRODUCED; otherwise (none
+    holds, some undecided) INCONCLUSIVE."""
     subs = [_check_status(s) for s in statuses]
     if not subs:
         raise ValueError("a claim needs at least one sub-result")

@@ -45,23 +45,30 @@ class Trajectory:
     rejected: int = 0
 
 
-def working_context(system: str, query: str, steps: list[tuple[str, str]], memory: str, window: int) -> list[dict]:
-    """The messages the policy sees: system block (+ explicit memory), query, and the dialogue in which only the
-    last `window` observations are verbatim (working-memory compression)."""
-    msgs = [{"role": "system", "content": system + "\n" + memory}, {"role": "user", "content": query}]
+def working_context(system: str, query: str, steps: list[tuple[str, str]],
+                    memory: str, window: int) -> list[dict]:
+    """The messages the policy sees: system block (+ explicit memory), query,
+    and the dialogue in which only the last `window` observations are verbatim
+    (working-memory compression)."""
+    msgs = [{"role": "system", "content": system + "\n" + memory},
+            {"role": "user", "content": query}]
     for k, (call, obs) in enumerate(steps):
         keep = k >= len(steps) - window
         msgs.append({"role": "assistant", "content": call})
-        msgs.append({"role": "tool", "content": obs if keep else "[older observation elided; see memory]"})
+        msgs.append({"role": "tool", "content": obs if keep else
+                     "[older observation elided; see memory]"})
     return msgs
 
 
-def run_agent(policy, toolbox: Toolbox, query: Query, max_steps: int = 30, window: int = 2) -> Trajectory:
-    """ReAct loop until `answer` or `max_steps` tool calls. Rejected calls become error observations."""
+def run_agent(policy, toolbox: Toolbox, query: Query, max_steps: int = 30,
+              window: int = 2) -> Trajectory:
+    """ReAct loop until `answer` or `max_steps` tool calls. Rejected calls
+    become error observations."""
     traj = Trajectory(query)
     system = system_prompt(toolbox.disabled)
     for _ in range(max_steps):
-        msgs = working_context(system, query.text, traj.steps, toolbox.memory_list(), window)
+        msgs = working_context(system, query.text, traj.steps,
+                               toolbox.memory_list(), window)
         out = policy(msgs)
         try:
             obs = toolbox.execute(parse_tool_call(out))
@@ -123,16 +130,19 @@ class ScriptedPlanner:
             return _call("view_photos", ids=hits[:k])
         # region: anchor and verify
         if prev["tool"] == "view_photos":
-            looking_for_clue = self.use_metadata and not any(c["tool"] == "memory_save" for c in calls)
+            looking_for_clue = self.use_metadata and not any(
+                c["tool"] == "memory_save" for c in calls)
             if looking_for_clue:
                 found = [i for i, d in seen if d.endswith(clue)]
                 page = self._page + 1
-                if found or page * k >= len(self._hits):  # 3. save the clue (fallback: the top hit)
-                    return _call("memory_save", name="clue", ids=found[:2] or self._hits[:1])
+                # 3. save the clue (fallback: the top hit)
+                if found or page * k >= len(self._hits):
+                    return _call("memory_save", name="clue",
+                                 ids=found[:2] or self._hits[:1])
                 self._page = page
                 return _call("view_photos", ids=self._hits[page * k:(page + 1) * k])
-            # 6. verify: keep the photos whose predicted description names the subject; page through
-            #    the candidates until a page has no match
+            # 6. verify: keep the photos whose predicted description names the
+            #    subject; page through the candidates until a page has no match
             match = [i for i, d in seen if d.startswith(subject + ",")]
             self._kept = self._kept + match
             page = self._page + 1
@@ -140,8 +150,10 @@ class ScriptedPlanner:
                 self._page = page
                 return _call("view_photos", ids=self._hits[page * k:(page + 1) * k])
             return _call("answer", ids=self._kept)
-        if prev["tool"] == "memory_save":  # 4. anchor the trip / the place with metadata
-            args = dict(near="clue", radius_km=self.radius_km, days=self.window_days, save_as="scope")
+        # 4. anchor the trip / the place with metadata
+        if prev["tool"] == "memory_save":
+            args = dict(near="clue", radius_km=self.radius_km,
+                        days=self.window_days, save_as="scope")
             if m_inter:
                 args["outside_days"] = True
             return _call("filter_metadata", **args)
@@ -219,19 +231,28 @@ def make_policy(spec: str, config, use_metadata: bool = True):
     raise ValueError(f"unknown policy {spec!r}; use 'scripted' or 'openai[:model]'")
 
 
-def direct_retrieval(model, album: Album, queries: list[Query], k: int | list[int],
-                     embeddings: torch.Tensor | None = None) -> list[list[int]]:
-    """One-shot embedding retrieval: score every photo against the full query text, P(R | Q, I); top-k.
+def direct_retrieval(model, album: Album, queries: list[Query],
+                     k: int | list[int],
+                     embeddings: torch.Tensor | None = None
+                     ) -> list[list[int]]:
+    """One-shot embedding retrieval: score every photo against the full query
+    text, P(R | Q, I); top-k.
 
-    `k` is one int or one per query (oracle k = |G|). Batched: one (Q, N) similarity matrix.
+    `k` is one int or one per query (oracle k = |G|). Batched: one (Q, N)
+    similarity matrix.
     """
     ks = [k] * len(queries) if isinstance(k, int) else list(k)
     if len(ks) != len(queries) or any(not isinstance(x, (int, np.integer)) or x < 1 for x in ks):
         raise ValueError("k must be a positive int or one positive int per query")
     if not queries:
         return []
-    emb = model.embed_album(album.images) if embeddings is None else embeddings  # (N, D)
+    # (N, D)
+    emb = (model.embed_album(album.images) if embeddings is None
+           else embeddings)
     with torch.no_grad():
-        sim = model.encode_texts([q.text for q in queries]).to(emb.device) @ emb.T  # (Q, N)
-    order = torch.argsort(sim, dim=1, descending=True, stable=True).cpu().numpy()
+        # (Q, N)
+        sim = (model.encode_texts([q.text for q in queries]).to(emb.device)
+               @ emb.T)
+    order = torch.argsort(sim, dim=1, descending=True,
+                          stable=True).cpu().numpy()
     return [sorted(order[i, :ks[i]].tolist()) for i in range(len(queries))]

@@ -135,12 +135,15 @@ _INTER = re.compile(r"^photos of the (\w+ \d) taken where I saw the (\w+ \w+), b
 
 
 def verify_query(album: Album, query: Query) -> bool:
-    """Recompute G from the query TEXT and the album's hidden ground truth (events, subjects,
-    markers), independently of the generator: the marker must mark exactly one event; G is the
-    subject's photos in that event (intra) or at its place in other events (inter); the query is
-    context-dependent when the subject also appears outside G (a one-shot matcher cannot tell)."""
+    """Recompute G from the query TEXT and the album's hidden ground truth
+    (events, subjects, markers), independently of the generator: the marker
+    must mark exactly one event; G is the subject's photos in that event
+    (intra) or at its place in other events (inter); the query is
+    context-dependent when the subject also appears outside G (a one-shot
+    matcher cannot tell)."""
     m = _INTRA.match(query.text) or _INTER.match(query.text)
-    if m is None or query.kind != (INTRA if _INTRA.match(query.text) else INTER):
+    if m is None or query.kind != (INTRA if _INTRA.match(query.text)
+                                   else INTER):
         return False
     names = [subject_name(s) for s in range(40)]
     if m.group(1) not in names or m.group(2) not in MARKERS:
@@ -157,7 +160,8 @@ def verify_query(album: Album, query: Query) -> bool:
         same_place = album.event_place[album.event] == album.event_place[e]
         g = np.flatnonzero(has_s & same_place & ~in_e)
     context_dependent = bool((has_s & ~np.isin(np.arange(len(album)), g)).any())
-    return set(g.tolist()) == set(query.targets) and len(g) > 0 and context_dependent
+    return (set(g.tolist()) == set(query.targets) and len(g) > 0
+            and context_dependent)
 
 
 def decide_c3(valid_per_seed, queries_per_seed) -> ClaimStatus:

@@ -96,13 +96,15 @@ class MiniCLIP(nn.Module):
         return {k: head(h).argmax(-1).cpu() for k, head in self.heads.items()}
 
 
-def info_nce(img: torch.Tensor, txt: torch.Tensor, temperature: float, positives: torch.Tensor | None = None
-             ) -> torch.Tensor:
-    """Symmetric InfoNCE over a batch of (image, caption) pairs; img, txt (B, D) unit vectors.
+def info_nce(img: torch.Tensor, txt: torch.Tensor, temperature: float,
+             positives: torch.Tensor | None = None) -> torch.Tensor:
+    """Symmetric InfoNCE over a batch of (image, caption) pairs; img, txt (B, D)
+    unit vectors.
 
-    With `positives` (B, B) bool (P_ij: caption j describes image i; the diagonal must be True) it is the
-    multi-positive form  -log sum_{j in P_i} softmax_j(s_ij / tau), so that two photos of the same red 7
-    are not pushed apart. positives=None is plain CLIP (P = identity).
+    With `positives` (B, B) bool (P_ij: caption j describes image i; the
+    diagonal must be True) it is the multi-positive form
+    -log sum_{j in P_i} softmax_j(s_ij / tau), so that two photos of the same
+    red 7 are not pushed apart. positives=None is plain CLIP (P = identity).
     """
     if img.shape != txt.shape or img.dim() != 2:
         raise ValueError(f"image and text embeddings must be equal (B, D) shapes, got {tuple(img.shape)} vs {tuple(txt.shape)}")
@@ -112,8 +114,10 @@ def info_nce(img: torch.Tensor, txt: torch.Tensor, temperature: float, positives
         raise ValueError("positives must be (B, B) with a True diagonal")
     logits = img @ txt.T / temperature  # (B, B)
     neg_inf = torch.finfo(logits.dtype).min
-    i2t = torch.logsumexp(logits.masked_fill(~positives, neg_inf), 1) - torch.logsumexp(logits, 1)
-    t2i = torch.logsumexp(logits.T.masked_fill(~positives.T, neg_inf), 1) - torch.logsumexp(logits.T, 1)
+    i2t = (torch.logsumexp(logits.masked_fill(~positives, neg_inf), 1)
+           - torch.logsumexp(logits, 1))
+    t2i = (torch.logsumexp(logits.T.masked_fill(~positives.T, neg_inf), 1)
+           - torch.logsumexp(logits.T, 1))
     return -0.5 * (i2t.mean() + t2i.mean())
 
 

@@ -73,7 +73,8 @@ def parse_tool_call(text: str) -> ToolCall:
     if fence:
         body = fence.group(1).strip()
     try:
-        obj = json.loads(body, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+        obj = json.loads(
+            body, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
     except (json.JSONDecodeError, ValueError) as err:
         raise ToolCallRejected(f"not a single JSON object: {err}") from None
     if not isinstance(obj, dict) or set(obj) != {"tool", "args"}:
@@ -86,7 +87,8 @@ def parse_tool_call(text: str) -> ToolCall:
     schema = SCHEMAS[tool]
     unknown = sorted(set(args) - set(schema))
     if unknown:
-        raise ToolCallRejected(f"{tool}: unknown argument(s) {unknown}; valid: {sorted(schema)}")
+        raise ToolCallRejected(f"{tool}: unknown argument(s) {unknown}; "
+                               f"valid: {sorted(schema)}")
     # endregion
     for name, (types, required) in schema.items():
         if name not in args:
@@ -169,7 +171,8 @@ class Toolbox:
         shown = ", ".join(f"{i} ({score[o]:.2f})" for i, o in zip(ids, order))
         return f"Top {len(ids)}: {shown}." + self._save(save_as, ids)
 
-    def filter_metadata(self, near: str, radius_km: float, days=None, outside_days: bool = False, scope=None,
+    def filter_metadata(self, near: str, radius_km: float, days=None,
+                        outside_days: bool = False, scope=None,
                         save_as=None) -> str:
         if radius_km <= 0 or (days is not None and days < 0):
             raise ToolCallRejected("radius_km must be > 0 and days >= 0")
@@ -179,10 +182,13 @@ class Toolbox:
         if anchor.size == 0:
             raise ToolCallRejected(f"memory set {near!r} is empty")
         pool = self._scope(scope)
-        dist = np.linalg.norm(self.gps[pool, None, :] - self.gps[None, anchor, :], axis=-1)  # (|pool|, |anchor|)
+        # (|pool|, |anchor|)
+        dist = np.linalg.norm(self.gps[pool, None, :] - self.gps[None, anchor, :],
+                              axis=-1)
         keep = (dist <= radius_km).any(1)
         if days is not None:
-            close = (np.abs(self.time[pool, None] - self.time[None, anchor]) <= days).any(1)
+            close = (np.abs(self.time[pool, None] - self.time[None, anchor])
+                     <= days).any(1)
             keep &= ~close if outside_days else close
         ids = pool[keep].tolist()
         head = ", ".join(map(str, ids[:20])) + (", ..." if len(ids) > 20 else "")

@@ -36,12 +36,15 @@ _L_SIGN = torch.tensor([[1.0, -1.0, -1.0, -1.0], [1.0, 1.0, -1.0, 1.0], [1.0, 1.
 
 
 def quat_left_matrix(q: Tensor) -> Tensor:
-    """The left-multiplication matrix L(q), so that `q * p = L(q) @ p` (Hamilton product).
+    """The left-multiplication matrix L(q), so that `q * p = L(q) @ p`
+    (Hamilton product).
 
-    L(q) = [[w,-x,-y,-z],[x,w,-z,y],[y,z,w,-x],[z,-y,x,w]]; q: (..., 4) -> (..., 4, 4).
+    L(q) = [[w,-x,-y,-z],[x,w,-z,y],[y,z,w,-x],[z,-y,x,w]];
+    q: (..., 4) -> (..., 4, 4).
     """
     _check_last(q, (4,), "q")
-    return q[..., _L_INDEX.to(q.device)] * _L_SIGN.to(q.device, q.dtype)  # (..., 4, 4)
+    # (..., 4, 4)
+    return q[..., _L_INDEX.to(q.device)] * _L_SIGN.to(q.device, q.dtype)
 
 
 def quat_mul(p: Tensor, q: Tensor) -> Tensor:
@@ -163,7 +166,9 @@ def dq_mul(p: Tensor, q: Tensor) -> Tensor:
     _check_last(q, (2, 4), "q")
     Ls = quat_left_matrix(p[..., 0, :])  # (..., 4, 4)
     both = Ls @ q.transpose(-1, -2)  # (..., 4, 2) = [p_s q_s, p_s q_d]
-    dual = both[..., 1] + (quat_left_matrix(p[..., 1, :]) @ q[..., 0, :, None])[..., 0]
+    dual = both[..., 1] + (
+        quat_left_matrix(p[..., 1, :]) @ q[..., 0, :, None]
+    )[..., 0]
     return torch.stack([both[..., 0], dual], -2)
 
 
@@ -203,11 +208,13 @@ def dq_vector_norm(x: Tensor) -> Tensor:
 
 
 def project_udq(q: Tensor) -> Tensor:
-    """Entrywise projection onto unit dual quaternions: P(q) = s + eps (d - s <s, d>).
+    """Entrywise projection onto unit dual quaternions:
+    P(q) = s + eps (d - s <s, d>).
 
-    s = q_s/||q_s||, d = q_d/||q_s||. This is q divided by its dual magnitude |q|, i.e. the
-    normalisation of Cui & Qi (2024) that the paper uses for rounding and for the DQGPM step;
-    the result satisfies ||s|| = 1 and <s, d> = 0 exactly. A zero standard part raises.
+    s = q_s/||q_s||, d = q_d/||q_s||. This is q divided by its dual magnitude
+    |q|, i.e. the normalisation of Cui & Qi (2024) that the paper uses for
+    rounding and for the DQGPM step; the result satisfies ||s|| = 1 and
+    <s, d> = 0 exactly. A zero standard part raises.
     """
     _check_last(q, (2, 4), "q")
     ns = q[..., 0, :].norm(dim=-1, keepdim=True)  # (..., 1)

@@ -118,10 +118,10 @@ def decide_c1(geometric: Sequence[bool], worst_r2: Sequence[float], worst_rate: 
 
 
 def _one_metric(dq: np.ndarray, eig: np.ndarray) -> dict:
-    """One error metric in one regime: the mean relative difference (DQ - EIG) / EIG, the
-    one-sided paired p-values both ways, and the outcome: "tie" when |rel| <= C2_EQUIV
-    (significant or not); "better" when p(DQ lower) < ALPHA; "worse" when p(DQ higher) < ALPHA;
-    else "undecided"."""
+    """One error metric in one regime: the mean relative difference
+    (DQ - EIG) / EIG, the one-sided paired p-values both ways, and the outcome:
+    "tie" when |rel| <= C2_EQUIV (significant or not); "better" when
+    p(DQ lower) < ALPHA; "worse" when p(DQ higher) < ALPHA; else "undecided"."""
     p_better = paired_test_p(-dq, -eig)
     p_worse = paired_test_p(dq, eig)
     rel_items = (dq - eig) / eig
@@ -134,7 +134,8 @@ def _one_metric(dq: np.ndarray, eig: np.ndarray) -> dict:
         outcome = "worse"
     else:
         outcome = "undecided"
-    return {"outcome": outcome, "p_better": p_better, "p_worse": p_worse, "rel": rel, "rel_items": rel_items}
+    return {"outcome": outcome, "p_better": p_better, "p_worse": p_worse,
+            "rel": rel, "rel_items": rel_items}
 
 
 def decide_c2(regimes: Mapping[str, Mapping[str, Sequence]], worst_rot: Mapping[str, float]) -> ClaimStatus:

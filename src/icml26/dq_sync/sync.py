@@ -49,15 +49,19 @@ def measurement_matrix(graph: PoseGraph) -> tuple[Tensor, Tensor]:
 
 
 def hermitian_matvec(graph: PoseGraph, x: Tensor) -> Tensor:
-    """y = C x for the Hermitian DQ measurement matrix, x and y of shape (n, 2, 4).
+    """y = C x for the Hermitian DQ measurement matrix, x and y of shape
+    (n, 2, 4).
 
-    y_i = x_i + sum_{(i,j) in E} C_ij x_j + sum_{(j,i) in E} C_ji^* x_j, as two `index_add_`.
+    y_i = x_i + sum_{(i,j) in E} C_ij x_j + sum_{(j,i) in E} C_ji^* x_j,
+    as two `index_add_`.
     """
     _check_vector(graph, x)
     i, j = graph.edges[:, 0], graph.edges[:, 1]
     y = x.clone()  # the diagonal C_ii = 1
-    y.index_add_(0, i, dq_mul(graph.measurements, x[j]))  # (m, 2, 4) summed into rows i
-    y.index_add_(0, j, dq_mul(dq_conj(graph.measurements), x[i]))  # Hermitian half
+    # (m, 2, 4) summed into rows i
+    y.index_add_(0, i, dq_mul(graph.measurements, x[j]))
+    # Hermitian half
+    y.index_add_(0, j, dq_mul(dq_conj(graph.measurements), x[i]))
     return y
 
 
@@ -93,8 +97,10 @@ def dq_power_method(graph: PoseGraph, iters: int = 300, tol: float = 1e-10,
     # region: power step
     for k in range(1, iters + 1):
         w = hermitian_matvec(graph, v)
-        v_new = dual_div(w, dq_vector_norm(w))  # v <- Cv / ||Cv|| (dual norm, dual division)
-        change = float(torch.maximum((v_new[:, 0] - v[:, 0]).norm(), (v_new[:, 1] - v[:, 1]).norm()))
+        # v <- Cv / ||Cv|| (dual norm, dual division)
+        v_new = dual_div(w, dq_vector_norm(w))
+        change = float(torch.maximum((v_new[:, 0] - v[:, 0]).norm(),
+                                     (v_new[:, 1] - v[:, 1]).norm()))
         changes.append(change)
         v = v_new
         if change < tol:
@@ -107,10 +113,13 @@ def dq_power_method(graph: PoseGraph, iters: int = 300, tol: float = 1e-10,
     return PowerMethodResult(v, lam, k, converged, changes)
 
 
-def spectral_initializer(graph: PoseGraph, iters: int = 300, tol: float = 1e-10,
-                         generator: torch.Generator | None = None) -> tuple[Tensor, PowerMethodResult]:
-    """Stage 1: leading eigenvector of C by the DQ power method, rounded entrywise onto
-    UDQ (x_i^0 = P(v_i)); the scale of v cancels in the rounding. Returns (x0, power result)."""
+def spectral_initializer(
+    graph: PoseGraph, iters: int = 300, tol: float = 1e-10,
+    generator: torch.Generator | None = None,
+) -> tuple[Tensor, PowerMethodResult]:
+    """Stage 1: leading eigenvector of C by the DQ power method, rounded
+    entrywise onto UDQ (x_i^0 = P(v_i)); the scale of v cancels in the
+    rounding. Returns (x0, power result)."""
     result = dq_power_method(graph, iters, tol, generator)
     return project_udq(result.v), result
 
@@ -172,7 +181,8 @@ def dqgpm(graph: PoseGraph, x0: Tensor, iters: int = 30, tol: float = 0.0,
     # region: dqgpm step
     for k in range(1, iters + 1):
         x_new = project_udq(hermitian_matvec(graph, x))  # x^{k+1} = P_UDQ^n(C x^k)
-        changes.append(float(torch.maximum((x_new[:, 0] - x[:, 0]).norm(), (x_new[:, 1] - x[:, 1]).norm())))
+        changes.append(float(torch.maximum((x_new[:, 0] - x[:, 0]).norm(),
+                                           (x_new[:, 1] - x[:, 1]).norm())))
         x = x_new
         record(x)
         if kept is not None:

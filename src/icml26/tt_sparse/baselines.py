@@ -21,8 +21,9 @@ from .rules import formula_complexity, sum_complexity
 
 
 def tree_complexity(tree, n_outputs: int = 1) -> int:
-    """sum over leaves of (2 depth - 1) (a path of d literals joined by d - 1 ANDs), plus
-    the '+' connectives of the weighted sum of leaves (L - 1 per output)."""
+    """sum over leaves of (2 depth - 1) (a path of d literals joined by d - 1
+    ANDs), plus the '+' connectives of the weighted sum of leaves (L - 1 per
+    output)."""
     t = tree.tree_
     costs, stack = [], [(0, 0)]
     while stack:
@@ -30,7 +31,8 @@ def tree_complexity(tree, n_outputs: int = 1) -> int:
         if t.children_left[node] == -1:
             costs.append(max(2 * depth - 1, 0))
         else:
-            stack += [(t.children_left[node], depth + 1), (t.children_right[node], depth + 1)]
+            stack += [(t.children_left[node], depth + 1),
+                      (t.children_right[node], depth + 1)]
     return sum_complexity(costs, [len(costs)] * n_outputs)
 
 

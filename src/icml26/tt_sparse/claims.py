@@ -113,10 +113,12 @@ def decide_c2(pairs: Mapping[tuple[str, str], Sequence[Sequence[float]]], trivia
                        f">= trivial + COMPETENCE_MARGIN = {COMPETENCE_MARGIN}", reason, fragile, competence=competence)
 
 
-def decide_c3(pairs: Mapping[str, Sequence[Sequence[float]]], trivial: Mapping[str, float]) -> ClaimStatus:
-    """C3: learned TopK connections beat random fixed connections of the same cardinality (same M,
-    k, training, unpruned): `pairs[dataset]` = per-seed (learned metric, random metric); the test
-    metric must be higher, per dataset, by rule 1 over seeds (`replicated_status`, threshold 0)."""
+def decide_c3(pairs: Mapping[str, Sequence[Sequence[float]]],
+              trivial: Mapping[str, float]) -> ClaimStatus:
+    """C3: learned TopK connections beat random fixed connections of the same
+    cardinality (same M, k, training, unpruned): `pairs[dataset]` = per-seed
+    (learned metric, random metric); the test metric must be higher, per
+    dataset, by rule 1 over seeds (`replicated_status`, threshold 0)."""
     if not pairs:
         raise ValueError("C3 needs at least one dataset")
     sub, figures, fragile, competence = {}, {}, False, []
@@ -126,20 +128,26 @@ def decide_c3(pairs: Mapping[str, Sequence[Sequence[float]]], trivial: Mapping[s
         gains = learned - rand
         sub[dataset] = replicated_status(gains, 0.0)
         holds = [bool(g > 0) for g in gains]
-        figures[f"{dataset}: seeds learned > random"] = f"{sum(holds)}/{len(holds)}"
+        figures[f"{dataset}: seeds learned > random"] = (
+            f"{sum(holds)}/{len(holds)}")
         figures[f"{dataset}: mean gain"] = float(np.mean(gains))
         fragile = fragile or is_fragile(gains, 0.0, seed_statuses(holds))
-        competence += [arm_competence("learned TopK", dataset, learned, level),
-                       arm_competence("random connections", dataset, rand, level)]
+        competence += [
+            arm_competence("learned TopK", dataset, learned, level),
+            arm_competence("random connections", dataset, rand, level)]
     status = combine_sub_results(sub.values())
     failing = [k for k, v in sub.items() if v != REPRODUCED]
-    reason = "" if status == REPRODUCED else "not in enough seeds on " + ", ".join(f"{k} ({sub[k]})" for k in failing)
+    reason = ("" if status == REPRODUCED else "not in enough seeds on "
+              + ", ".join(f"{k} ({sub[k]})" for k in failing))
     gated = gate_competence(status, competence)
     if gated != status:
         status, reason = gated, competence_reason(competence)
-    return ClaimStatus("C3", "learned soft-TopK connections beat random ones", status, figures,
-                       "learned > random test metric per dataset, by rule 1 over seeds; every arm >= trivial + "
-                       f"COMPETENCE_MARGIN = {COMPETENCE_MARGIN}", reason, fragile, competence=competence)
+    return ClaimStatus("C3", "learned soft-TopK connections beat random ones",
+                       status, figures,
+                       "learned > random test metric per dataset, by rule 1 "
+                       "over seeds; every arm >= trivial + "
+                       f"COMPETENCE_MARGIN = {COMPETENCE_MARGIN}", reason,
+                       fragile, competence=competence)
 
 
 def ledger_inputs(rows: list[dict]) -> tuple[list[bool], dict, dict, dict]:

@@ -53,8 +53,11 @@ class TTSparseLayer(nn.Module):
         self.tau = 0.1
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """(N, F) bits -> (N, M) node bits; exactly k inputs per node in the forward pass."""
-        w_eff, _ = straight_through_weights(self.weights, self.scores, self.k, self.tau)  # (M, F)
+        """(N, F) bits -> (N, M) node bits; exactly k inputs per node in the
+        forward pass."""
+        # (M, F)
+        w_eff, _ = straight_through_weights(self.weights, self.scores, self.k,
+                                            self.tau)
         return heaviside_st(x @ w_eff.T + self.bias)
 
     def selected(self) -> torch.Tensor:
@@ -62,11 +65,14 @@ class TTSparseLayer(nn.Module):
         return hard_topk(self.scores, self.k).nonzero()[:, 1].view(self.n_nodes, self.k)
 
 
-def node_preactivation(x_sel: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """h = sum_s x_s w_s + b over the last axis (k slots), summed slot by slot in a fixed order.
+def node_preactivation(x_sel: torch.Tensor, w: torch.Tensor,
+                       b: torch.Tensor) -> torch.Tensor:
+    """h = sum_s x_s w_s + b over the last axis (k slots), summed slot by slot
+    in a fixed order.
 
-    The network and the truth-table enumeration both call this, so they round identically and
-    the strict threshold h > 0 gives the same bit: the rules are *exactly* the network.
+    The network and the truth-table enumeration both call this, so they round
+    identically and the strict threshold h > 0 gives the same bit: the rules
+    are *exactly* the network.
     """
     h = x_sel[..., 0] * w[..., 0]
     for s in range(1, x_sel.shape[-1]):
@@ -107,7 +113,8 @@ class TTSparseModel(nn.Module):
     def fold_head(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Fold the eval-mode head into one affine map: score = A [z, s] + c.
 
-        A = W2 diag(gamma / sqrt(var + eps)) W1 and c = W2 (beta - gamma mean / sqrt(var + eps)).
+        A = W2 diag(gamma / sqrt(var + eps)) W1 and
+        c = W2 (beta - gamma mean / sqrt(var + eps)).
         """
         lin1, bn, lin2 = self.head[1], self.head[2], self.head[3]
         scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)  # (H,)
@@ -159,15 +166,17 @@ class FrozenTTSparse(nn.Module):
 
     @torch.no_grad()
     def prune_smallest(self, fraction: float) -> None:
-        """Magnitude pruning: drop the `fraction` smallest |w| of the active node edges and of
-        the active head weights (each at least one)."""
-        for weight, mask in ((self.w, self.edge_mask), (self.head_weight, self.head_mask)):
+        """Magnitude pruning: drop the `fraction` smallest |w| of the active node
+        edges and of the active head weights (each at least one)."""
+        for weight, mask in ((self.w, self.edge_mask),
+                             (self.head_weight, self.head_mask)):
             active = mask.bool()
             n = int(active.sum())
             n_drop = min(max(1, int(round(fraction * n))), n)
             if n == 0:
                 continue
-            mags = torch.where(active, weight.abs(), torch.full_like(weight, float("inf")))
+            mags = torch.where(active, weight.abs(),
+                               torch.full_like(weight, float("inf")))
             drop = mags.flatten().argsort()[:n_drop]
             mask.view(-1)[drop] = 0.0
 
@@ -250,7 +259,8 @@ def train_tt_sparse(model: TTSparseModel, X, y, task: str, X_val, y_val, cfg, S=
     n = X.shape[0]
     # region: training epoch
     for epoch in range(cfg.epochs):
-        model.layer.tau = temperature_schedule(epoch, cfg.epochs, cfg.tau_start, cfg.tau_end)
+        model.layer.tau = temperature_schedule(epoch, cfg.epochs, cfg.tau_start,
+                                               cfg.tau_end)
         model.train()
         perm = torch.randperm(n, generator=gen).to(device)
         for start in range(0, n, cfg.batch_size):
@@ -301,22 +311,24 @@ def prune(frozen: FrozenTTSparse, X, y, task: str, X_val, y_val, cfg, S=None,
           S_val=None) -> tuple[FrozenTTSparse, list[dict]]:
     """Magnitude-based pruning with fine-tuning (the paper's variant).
 
-    Each round removes the `prune_fraction` smallest-magnitude active node edges and head
-    weights, fine-tunes, and is kept only if the validation metric stays within `max_drop`
-    of the unpruned model's; a rejected round halves the fraction. Returns the pruned model
-    and the history of rounds.
+    Each round removes the `prune_fraction` smallest-magnitude active node edges
+    and head weights, fine-tunes, and is kept only if the validation metric
+    stays within `max_drop` of the unpruned model's; a rejected round halves
+    the fraction. Returns the pruned model and the history of rounds.
     """
     _check_task(task)
     base = task_metric(task, y_val, predict_scores(frozen, X_val, S_val))
     current, frac = frozen, cfg.prune_fraction
-    history = [dict(round=0, val=base, edges=frozen.n_active_edges(), kept=True)]
+    history = [dict(round=0, val=base, edges=frozen.n_active_edges(),
+                    kept=True)]
     for r in range(1, cfg.prune_rounds + 1):
         cand = copy.deepcopy(current)
         cand.prune_smallest(frac)
         finetune(cand, X, y, task, cfg.finetune_epochs, cfg.finetune_lr, S)
         val = task_metric(task, y_val, predict_scores(cand, X_val, S_val))
         kept = val >= base - cfg.max_drop
-        history.append(dict(round=r, val=val, edges=cand.n_active_edges(), kept=kept))
+        history.append(dict(round=r, val=val, edges=cand.n_active_edges(),
+                            kept=kept))
         if kept:
             current = cand
         else:

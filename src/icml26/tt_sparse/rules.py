@@ -29,7 +29,8 @@ Literal = tuple[int, bool]  # (input bit index, positive?)
 def formula_complexity(clauses: tuple[tuple[Literal, ...], ...] | None) -> int:
     """#literals + #binary connectives of a DNF/CNF (0 for a constant).
 
-    L literals in T clauses need sum(len - 1) inner and T - 1 outer connectives: 2L - 1.
+    L literals in T clauses need sum(len - 1) inner and T - 1 outer connectives:
+    2L - 1.
     """
     if not clauses:
         return 0
@@ -38,9 +39,10 @@ def formula_complexity(clauses: tuple[tuple[Literal, ...], ...] | None) -> int:
 
 
 def sum_complexity(term_costs, n_weights_per_output) -> int:
-    """Complexity of a weighted sum of formulas: each formula once, plus the '+' connectives
-    (n_weights - 1 per output)."""
-    return int(sum(term_costs) + sum(max(int(n) - 1, 0) for n in n_weights_per_output))
+    """Complexity of a weighted sum of formulas: each formula once, plus the '+'
+    connectives (n_weights - 1 per output)."""
+    return int(sum(term_costs)
+               + sum(max(int(n) - 1, 0) for n in n_weights_per_output))
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,9 @@ def _minimise_cached(n_vars: int, minterms: tuple, dontcares: tuple, form: str):
 def minimise(variables, minterms, dontcares=(), form: str = "dnf") -> Formula:
     """Quine-McCluskey minimisation (sympy SOPform for DNF, POSform for CNF).
 
-    `variables`: the input-bit index of each truth-table column; `minterms` / `dontcares`:
-    0/1 tuples (one entry per variable) where the function is 1 / may be anything.
+    `variables`: the input-bit index of each truth-table column; `minterms` /
+    `dontcares`: 0/1 tuples (one entry per variable) where the function is 1 /
+    may be anything.
     """
     if form not in ("dnf", "cnf"):
         raise ValueError(f"unknown form {form!r}; valid forms: dnf, cnf")
@@ -122,26 +125,35 @@ def minimise(variables, minterms, dontcares=(), form: str = "dnf") -> Formula:
     dontcares = tuple(sorted(tuple(int(b) for b in m) for m in dontcares))
     if any(len(m) != len(variables) for m in minterms + dontcares):
         raise ValueError("every minterm/don't-care needs one bit per variable")
-    return _parse(_minimise_cached(len(variables), minterms, dontcares, form), variables, form)
+    return _parse(_minimise_cached(len(variables), minterms, dontcares, form),
+                  variables, form)
 
 
-def enumerate_truth_table(frozen: FrozenTTSparse, node: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def enumerate_truth_table(
+    frozen: FrozenTTSparse, node: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All 2^k_j rows of node j over its active inputs.
 
-    Returns (active input bits (k_j,), patterns (2^k_j, k_j) in {0,1}, outputs (2^k_j,) bool).
-    Uses the network's own `node_preactivation`, so rounding is identical to the forward pass.
+    Returns (active input bits (k_j,), patterns (2^k_j, k_j) in {0,1},
+    outputs (2^k_j,) bool). Uses the network's own `node_preactivation`, so
+    rounding is identical to the forward pass.
     """
     if not 0 <= node < frozen.n_nodes:
         raise ValueError(f"node {node} out of range 0..{frozen.n_nodes - 1}")
     active = frozen.edge_mask[node].bool()
     slots = active.nonzero()[:, 0]
     kj = int(slots.numel())
-    patterns = np.array(list(product((0, 1), repeat=kj)), dtype=np.float32).reshape(2 ** kj, kj)
-    x_sel = torch.zeros(2 ** kj, frozen.idx.shape[1], device=frozen.idx.device)  # (R, k)
+    patterns = np.array(list(product((0, 1), repeat=kj)),
+                        dtype=np.float32).reshape(2 ** kj, kj)
+    # (R, k)
+    x_sel = torch.zeros(2 ** kj, frozen.idx.shape[1],
+                        device=frozen.idx.device)
     x_sel[:, slots] = torch.as_tensor(patterns, device=x_sel.device)
     with torch.no_grad():
-        h = node_preactivation(x_sel, (frozen.w * frozen.edge_mask)[node], frozen.b[node])
-    return frozen.idx[node, slots].cpu().numpy(), patterns.astype(np.int8), (h > 0).cpu().numpy()
+        h = node_preactivation(x_sel, (frozen.w * frozen.edge_mask)[node],
+                               frozen.b[node])
+    return (frozen.idx[node, slots].cpu().numpy(), patterns.astype(np.int8),
+            (h > 0).cpu().numpy())
 
 
 def _dont_cares(bits, patterns, mode: str, encoder=None, X_train=None) -> list:
@@ -227,7 +239,8 @@ def explain(frozen: FrozenTTSparse, encoder=None, X_train=None, dont_cares: str 
             continue
         dc = _dont_cares(bits, patterns, dont_cares, encoder, X_train)
         dc_set = {tuple(p) for p in dc}
-        on = [tuple(p) for p, o in zip(patterns, out) if o and tuple(p) not in dc_set]
+        on = [tuple(p) for p, o in zip(patterns, out)
+              if o and tuple(p) not in dc_set]
         dnf = minimise(bits, on, dc, "dnf")
         if dnf.constant is not None:
             c += A[:, j] * float(dnf.constant)
@@ -241,7 +254,8 @@ def explain(frozen: FrozenTTSparse, encoder=None, X_train=None, dont_cares: str 
     return RuleSet(task, dnfs, cnfs, weights * y_std, A[:, M:] * y_std, c * y_std + y_mean, ids)
 
 
-def predict_rules(rules: RuleSet, X_bits, X_skip=None, form: str = "dnf") -> np.ndarray:
+def predict_rules(rules: RuleSet, X_bits, X_skip=None,
+                  form: str = "dnf") -> np.ndarray:
     """Rule-only scores (N, out) in numpy: no torch, no network."""
     X_bits = np.asarray(X_bits)
     if X_bits.ndim != 2:
@@ -250,5 +264,6 @@ def predict_rules(rules: RuleSet, X_bits, X_skip=None, form: str = "dnf") -> np.
     if rules.skip_weights.shape[1]:
         if X_skip is None:
             raise ValueError("this rule set has skip terms: pass X_skip")
-        scores = scores + np.asarray(X_skip, dtype=np.float64) @ rules.skip_weights.T
+        scores = (scores
+                  + np.asarray(X_skip, dtype=np.float64) @ rules.skip_weights.T)
     return scores

@@ -28,11 +28,14 @@ def _check_scores(scores: torch.Tensor, k: int, tau: float) -> None:
         raise ValueError("scores contain NaN or infinite values")
 
 
-def soft_topk_threshold(z: torch.Tensor, k: int, n_iter: int = 48) -> torch.Tensor:
-    """Solve sum_i sigmoid(z_i + t) = k for t by bisection, independently for every row.
+def soft_topk_threshold(z: torch.Tensor, k: int,
+                        n_iter: int = 48) -> torch.Tensor:
+    """Solve sum_i sigmoid(z_i + t) = k for t by bisection, independently for
+    every row.
 
-    The bracket [-max z - 10, -min z + 10] holds the root: at its left end every term is
-    below sigmoid(-10), at its right end above sigmoid(10). Returns t with shape z.shape[:-1] + (1,).
+    The bracket [-max z - 10, -min z + 10] holds the root: at its left end
+    every term is below sigmoid(-10), at its right end above sigmoid(10).
+    Returns t with shape z.shape[:-1] + (1,).
     """
     lo = -z.amax(-1, keepdim=True) - 10.0  # (..., 1)
     hi = -z.amin(-1, keepdim=True) + 10.0
@@ -45,11 +48,13 @@ def soft_topk_threshold(z: torch.Tensor, k: int, n_iter: int = 48) -> torch.Tens
 
 
 class SoftTopK(torch.autograd.Function):
-    """p = sigmoid(s / tau + t(s)) with sum(p) = k along the last axis; exact implicit backward."""
+    """p = sigmoid(s / tau + t(s)) with sum(p) = k along the last axis; exact
+    implicit backward."""
 
     @staticmethod
     def forward(ctx, scores: torch.Tensor, k: int, tau: float) -> torch.Tensor:
-        # float64 where the device has it (tau can be tiny); Apple's MPS has no float64
+        # float64 where the device has it (tau can be tiny); Apple's MPS has no
+        # float64
         wide = torch.float32 if scores.device.type == "mps" else torch.float64
         z = scores.detach().to(wide) / tau
         p = torch.sigmoid(z + soft_topk_threshold(z, k))
@@ -64,7 +69,8 @@ class SoftTopK(torch.autograd.Function):
         v = p * (1.0 - p)
         vg = (v * g).sum(-1, keepdim=True)
         denom = v.sum(-1, keepdim=True).clamp_min(1e-300)
-        grad_scores = (v * g - v * vg / denom) / ctx.tau  # J^T g, J from the module docstring
+        # J^T g, J from the module docstring
+        grad_scores = (v * g - v * vg / denom) / ctx.tau
         return grad_scores.to(grad.dtype), None, None
 
 
@@ -89,13 +95,14 @@ def soft_topk_st(scores: torch.Tensor, k: int, tau: float) -> torch.Tensor:
     return hard_topk(scores, k) + (soft - soft.detach())
 
 
-def straight_through_weights(weights: torch.Tensor, scores: torch.Tensor, k: int,
-                             tau: float) -> tuple[torch.Tensor, torch.Tensor]:
+def straight_through_weights(weights: torch.Tensor, scores: torch.Tensor,
+                             k: int, tau: float
+                             ) -> tuple[torch.Tensor, torch.Tensor]:
     """Effective node weights W * m with m = hard TopK in the forward pass.
 
-    Backward: dL/dW uses the soft mask (unselected inputs still learn), and the connection
-    scores receive dL/dm = W * (sum_b g x) pushed through the soft TopK Jacobian. Returns
-    (effective weights, hard mask), both (M, F).
+    Backward: dL/dW uses the soft mask (unselected inputs still learn), and the
+    connection scores receive dL/dm = W * (sum_b g x) pushed through the soft
+    TopK Jacobian. Returns (effective weights, hard mask), both (M, F).
     """
     hard = hard_topk(scores, k)
     soft = soft_topk(scores, k, tau)
@@ -104,12 +111,15 @@ def straight_through_weights(weights: torch.Tensor, scores: torch.Tensor, k: int
 
 
 def heaviside_st(h: torch.Tensor) -> torch.Tensor:
-    """Node output z = 1[h > 0] (strict), with the identity as straight-through gradient."""
+    """Node output z = 1[h > 0] (strict), with the identity as straight-through
+    gradient."""
     return (h > 0).to(h.dtype) + (h - h.detach())
 
 
-def temperature_schedule(epoch: int, n_epochs: int, tau_start: float, tau_end: float) -> float:
-    """Geometric annealing tau_e = tau_start * (tau_end / tau_start) ** (e / (E - 1))."""
+def temperature_schedule(epoch: int, n_epochs: int, tau_start: float,
+                         tau_end: float) -> float:
+    """Geometric annealing
+    tau_e = tau_start * (tau_end / tau_start) ** (e / (E - 1))."""
     if n_epochs <= 1:
         return tau_end
     return tau_start * (tau_end / tau_start) ** (epoch / (n_epochs - 1))
