@@ -77,14 +77,17 @@ def pad_stack(inputs: list[torch.Tensor]) -> torch.Tensor:
     return torch.stack([torch.nn.functional.pad(x, (0, width - x.shape[1])) for x in inputs])
 
 
-def recovery_success(pred: torch.Tensor, state: torch.Tensor, mse_thres: float) -> torch.Tensor:
-    """SR_{i,d}: pred (N, M, D), state (M, D) -> (N, D); success = squared error < mse_thres."""
+def recovery_success(pred: torch.Tensor, state: torch.Tensor,
+                     mse_thres: float) -> torch.Tensor:
+    """SR_{i,d}: pred (N, M, D), state (M, D) -> (N, D); success = squared
+    error < mse_thres."""
     if pred.shape[1:] != state.shape:
         raise ValueError(f"pred {tuple(pred.shape)} does not match state {tuple(state.shape)}")
     if not 0.0 < mse_thres:
         raise ValueError(f"mse_thres must be positive, got {mse_thres}")
     sq_err = (pred - state[None]) ** 2  # (N, M, D)
-    return (sq_err < mse_thres).float().mean(dim=1)  # (N, D): fraction of held-out steps recovered
+    # (N, D): fraction of held-out steps recovered
+    return (sq_err < mse_thres).float().mean(dim=1)
 
 
 def summarize(sr: torch.Tensor) -> Awareness:
@@ -115,7 +118,8 @@ def state_awareness(protocol: CompiledProtocol | None, data: Dataset, config, se
     params = [init(p, h), bias(h), init(h, z), bias(z), init(z, h), bias(h), init(h, d), bias(d)]
 
     # region: reconstructor
-    def forward(inp, train=False):  # (N, m, P) -> (N, m, D_imp): encoder -> latent -> decoder
+    # (N, m, P) -> (N, m, D_imp): encoder -> latent -> decoder
+    def forward(inp, train=False):
         e = torch.relu(torch.baddbmm(params[1], inp, params[0]))
         latent = torch.baddbmm(params[3], e, params[2])  # (N, m, latent_dim)
         u = torch.relu(torch.baddbmm(params[5], latent, params[4]))
@@ -125,7 +129,8 @@ def state_awareness(protocol: CompiledProtocol | None, data: Dataset, config, se
     opt = torch.optim.Adam(params, lr=config.recon_lr)
     train = data.train_idx
     for _ in range(config.recon_steps):
-        batch = train[torch.randint(0, train.numel(), (config.recon_batch,), generator=gen).to(device)]
+        batch = train[torch.randint(0, train.numel(), (config.recon_batch,),
+                                    generator=gen).to(device)]
         loss = ((forward(x[:, batch], train=True) - y[batch][None]) ** 2).mean()
         opt.zero_grad()
         loss.backward()

@@ -78,7 +78,8 @@ class RuleBasedDesigner:
                 sr = [float(v) for v in with_comm.split()]
                 if low:  # Step 1: every agent below the bar
                     lagging = [i for i, v in enumerate(sr) if v < float(low.group(1))]
-                elif source and max(sr) >= float(source.group(1)):  # Step 2: someone knows it, others lag
+                # Step 2: someone knows it, others lag
+                elif source and max(sr) >= float(source.group(1)):
                     lagging = [i for i, v in enumerate(sr) if v < float(source.group(1))]
                 else:
                     lagging = []

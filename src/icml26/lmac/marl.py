@@ -60,11 +60,15 @@ class TarMACActor(nn.Module):
         head = self.own_dim + self.n_strikers
         own = x[..., :head]  # (..., own_dim + S)
         # the senders' part is the same for every striker (dim -2): encode it once
-        senders = x[..., :1, head:].reshape(*x.shape[:-2], 1, self.n_agents, self.sender_dim)  # (..., 1, N, sd)
-        value, key = self.encoder(senders).split([TARMAC_VALUE, TARMAC_KEY], dim=-1)  # (..., 1, N, dv/dk)
-        scores = (key @ self.query(own)[..., None]).squeeze(-1) / TARMAC_KEY ** 0.5  # (..., N)
+        senders = x[..., :1, head:].reshape(*x.shape[:-2], 1, self.n_agents,
+                                            self.sender_dim)  # (..., 1, N, sd)
+        value, key = self.encoder(senders).split([TARMAC_VALUE, TARMAC_KEY],
+                                                 dim=-1)  # (..., 1, N, dv/dk)
+        scores = ((key @ self.query(own)[..., None]).squeeze(-1)
+                  / TARMAC_KEY ** 0.5)  # (..., N)
         # a striker does not message itself: striker s is agent s + 1
-        is_self = torch.cat([torch.zeros_like(own[..., :1]), own[..., self.own_dim:]], dim=-1) > 0.5  # (..., N)
+        is_self = torch.cat([torch.zeros_like(own[..., :1]),
+                             own[..., self.own_dim:]], dim=-1) > 0.5  # (..., N)
         attn = torch.softmax(scores.masked_fill(is_self, float("-inf")), dim=-1)
         agg = (attn[..., None] * value).sum(-2)  # (..., dv)
         return self.policy(torch.cat([own, agg], dim=-1))
@@ -87,7 +91,8 @@ class ArmInputs:
             self.msg_dim = (n_strikers + 1) * self.sender_dim
         self.in_dim = obs_dim + n_strikers + self.msg_dim
 
-    def __call__(self, obs: list[torch.Tensor], state: torch.Tensor) -> torch.Tensor:
+    def __call__(self, obs: list[torch.Tensor],
+                 state: torch.Tensor) -> torch.Tensor:
         batch, s = state.shape[0], self.n_strikers
         own = torch.stack(obs[1:], dim=1)  # (B, S, d)
         ids = torch.eye(s, device=state.device).expand(batch, s, s)  # (B, S, S)
@@ -98,12 +103,19 @@ class ArmInputs:
         elif self.arm == "TarMAC":
             n = len(obs)
             width = self.sender_dim - n
-            padded = torch.stack([nn.functional.pad(o, (0, width - o.shape[1])) for o in obs], dim=1)  # (B, N, w)
-            tagged = torch.cat([padded, torch.eye(n, device=state.device).expand(batch, n, n)], dim=-1)
-            extra = tagged.reshape(batch, 1, -1).expand(batch, s, n * self.sender_dim)  # (B, S, N*sender_dim)
+            padded = torch.stack(
+                [nn.functional.pad(o, (0, width - o.shape[1])) for o in obs],
+                dim=1)  # (B, N, w)
+            tagged = torch.cat(
+                [padded, torch.eye(n, device=state.device).expand(batch, n, n)],
+                dim=-1)
+            extra = tagged.reshape(batch, 1, -1).expand(
+                batch, s, n * self.sender_dim)  # (B, S, N*sender_dim)
         else:
             msgs = self.protocol.receive(obs)[1:]
-            extra = torch.stack([nn.functional.pad(m, (0, self.msg_dim - m.shape[1])) for m in msgs], dim=1)
+            extra = torch.stack(
+                [nn.functional.pad(m, (0, self.msg_dim - m.shape[1]))
+                 for m in msgs], dim=1)
         return torch.cat([own, ids, extra], dim=-1)  # (B, S, in_dim)
 
 
@@ -139,12 +151,14 @@ def _rollout(env, inputs, actor, critic, gen, greedy=False):
 
 
 def _gae(rew, val, active, gamma, lam):
-    """Generalised advantage estimation over (T, B); an episode ends at its last active step."""
+    """Generalised advantage estimation over (T, B); an episode ends at its
+    last active step."""
     horizon = rew.shape[0]
     adv = torch.zeros_like(rew)
     nxt_adv, nxt_val = torch.zeros_like(rew[0]), torch.zeros_like(rew[0])
     for t in reversed(range(horizon)):
-        cont = active[t + 1].float() if t + 1 < horizon else torch.zeros_like(rew[0])
+        cont = (active[t + 1].float() if t + 1 < horizon
+                else torch.zeros_like(rew[0]))
         delta = rew[t] + gamma * nxt_val * cont - val[t]
         nxt_adv = (delta + gamma * lam * cont * nxt_adv) * active[t]
         adv[t], nxt_val = nxt_adv, val[t]
@@ -193,13 +207,16 @@ def train_arm(arm: str, protocol: CompiledProtocol | None, config, seed: int, de
                 logp = logp_all.gather(-1, act[idx][..., None]).squeeze(-1)
                 ratio = torch.exp(logp - old[idx])  # (m, S)
                 a = adv[idx][:, None]
-                pg = -torch.min(ratio * a, ratio.clamp(1 - config.clip, 1 + config.clip) * a).mean()
+                pg = -torch.min(
+                    ratio * a,
+                    ratio.clamp(1 - config.clip, 1 + config.clip) * a).mean()
                 ent = -(logp_all.exp() * logp_all).sum(-1).mean()
                 vloss = ((critic(crit[idx]).squeeze(-1) - ret[idx]) ** 2).mean()
                 loss = pg + 0.5 * vloss - config.entropy_coef * ent
                 opt.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(list(actor.parameters()) + list(critic.parameters()), 1.0)
+                nn.utils.clip_grad_norm_(
+                    list(actor.parameters()) + list(critic.parameters()), 1.0)
                 opt.step()
         # endregion
     eval_env = OverseerEnv(config.eval_episodes, config.grid, config.n_strikers, config.n_distract, config.horizon,

@@ -109,21 +109,27 @@ class CompiledProtocol:
         return CompiledProtocol(self.code, self.n_agents, self.obs_dims, maps)
 
     def receive(self, obs: list[torch.Tensor]) -> list[torch.Tensor]:
-        """Messages m^{.->i} for every receiver i: (B, message_dims[i]) = concat_j W_ji o^j + b_ji."""
+        """Messages m^{.->i} for every receiver i:
+        (B, message_dims[i]) = concat_j W_ji o^j + b_ji."""
         if len(obs) != self.n_agents or any(o.shape[-1] != d for o, d in zip(obs, self.obs_dims)):
             raise ValueError(f"expected {self.n_agents} observations with dims {self.obs_dims}")
         batch = obs[0].shape[0]
         out = []
         for i in range(self.n_agents):
-            parts = [obs[j] @ W.T + b for (j, r), (W, b) in sorted(self.maps.items()) if r == i]
-            out.append(torch.cat(parts, dim=1) if parts else obs[0].new_zeros(batch, 0))
+            parts = [obs[j] @ W.T + b
+                     for (j, r), (W, b) in sorted(self.maps.items()) if r == i]
+            out.append(torch.cat(parts, dim=1) if parts
+                       else obs[0].new_zeros(batch, 0))
         return out
 
-    def concat(self, other: "CompiledProtocol", label: str = "update") -> "CompiledProtocol":
-        """The protocol that sends this one's messages followed by `other`'s (an appended update).
+    def concat(self, other: "CompiledProtocol",
+               label: str = "update") -> "CompiledProtocol":
+        """The protocol that sends this one's messages followed by `other`'s
+        (an appended update).
 
-        In the official release each refinement step writes a new message that is concatenated
-        with the previous ones; here the affine maps of a (sender, receiver) pair are stacked.
+        In the official release each refinement step writes a new message that
+        is concatenated with the previous ones; here the affine maps of a
+        (sender, receiver) pair are stacked.
         """
         if other.n_agents != self.n_agents or other.obs_dims != self.obs_dims:
             raise ValueError("can only append a protocol for the same agents and observation dims")
@@ -131,10 +137,12 @@ class CompiledProtocol:
         for key, (W, b) in other.maps.items():
             if key in maps:
                 W0, b0 = maps[key]
-                maps[key] = (torch.cat([W0, W.to(W0.device)]), torch.cat([b0, b.to(b0.device)]))
+                maps[key] = (torch.cat([W0, W.to(W0.device)]),
+                             torch.cat([b0, b.to(b0.device)]))
             else:
                 maps[key] = (W, b)
-        code = f"{self.code.rstrip()}\n\n# --- {label}: appended message ---\n{other.code}"
+        code = (f"{self.code.rstrip()}\n\n# --- {label}: appended message ---\n"
+                f"{other.code}")
         return CompiledProtocol(code, self.n_agents, list(self.obs_dims), maps)
 
     def selection(self, names: list[list[str]]) -> dict[tuple[int, int], list[str]]:
@@ -181,31 +189,41 @@ def static_check(code: str) -> None:
             raise ProtocolRejected("global statements are not allowed (messages must be stateless)")
 
 
-def compile_protocol(code: str, obs_dims: list[int], *, n_random: int = 16, seed: int = 0,
-                     max_len: int | None = None, wall_seconds: float = 20) -> CompiledProtocol:
-    """Static check, then probe + verify `messages` in the sandbox; raise ProtocolRejected on failure."""
+def compile_protocol(code: str, obs_dims: list[int], *, n_random: int = 16,
+                     seed: int = 0, max_len: int | None = None,
+                     wall_seconds: float = 20) -> CompiledProtocol:
+    """Static check, then probe + verify `messages` in the sandbox; raise
+    ProtocolRejected on failure."""
     if not obs_dims or any((not isinstance(d, int)) or d < 0 for d in obs_dims):
         raise ValueError(f"obs_dims must be a non-empty list of non-negative ints, got {obs_dims}")
     n_agents = len(obs_dims)
     full = (n_agents - 1) * sum(obs_dims)
     max_len = full if max_len is None else max_len
     static_check(code)
-    # fresh random observations for the verification (drawn here: numpy.random is not importable in the sandbox)
+    # fresh random observations for the verification (drawn here: numpy.random
+    # is not importable in the sandbox)
     gen = torch.Generator().manual_seed(seed)
-    probes = [(2.0 * torch.randn(n_random, d, generator=gen, dtype=torch.float64)).tolist() for d in obs_dims]
+    probes = [(2.0 * torch.randn(n_random, d, generator=gen,
+                                 dtype=torch.float64)).tolist()
+              for d in obs_dims]
     result = run_sandboxed(code + _HARNESS, call="_lmac_compile",
                            args=[list(obs_dims), n_agents, probes, max_len],
-                           allowed_imports=ALLOWED_IMPORTS, wall_seconds=wall_seconds, cpu_seconds=10)
+                           allowed_imports=ALLOWED_IMPORTS,
+                           wall_seconds=wall_seconds, cpu_seconds=10)
     if not result.ok:
         raise ProtocolRejected(f"{result.error_type}: {result.error_message}")
     maps = {}
     try:
         for j, per in result.value.items():
             for i, m in per.items():
-                W = torch.tensor(m["W"], dtype=torch.float32).reshape(len(m["b"]), obs_dims[int(j)])
-                maps[(int(j), int(i))] = (W, torch.tensor(m["b"], dtype=torch.float32))
-    except (AttributeError, KeyError, TypeError, ValueError, RuntimeError) as error:
-        raise ProtocolRejected(f"malformed compilation result: {error}") from None
+                W = torch.tensor(m["W"], dtype=torch.float32).reshape(
+                    len(m["b"]), obs_dims[int(j)])
+                maps[(int(j), int(i))] = (
+                    W, torch.tensor(m["b"], dtype=torch.float32))
+    except (AttributeError, KeyError, TypeError, ValueError,
+            RuntimeError) as error:
+        raise ProtocolRejected(
+            f"malformed compilation result: {error}") from None
     return CompiledProtocol(code, n_agents, list(obs_dims), maps)
 
 

@@ -59,19 +59,26 @@ def task_prompt(config) -> str:
 
 
 def feedback_table(aw: Awareness, base: Awareness, config) -> str:
-    """Per important dim: every agent's SR with the current protocol and without communication,
-    the spread across agents, and the agents that observe the dim (the release's feedback data)."""
+    """Per important dim: every agent's SR with the current protocol and
+    without communication, the spread across agents, and the agents that
+    observe the dim (the release's feedback data)."""
     names = state_names(config.n_strikers)
     seen = observed_by(config.n_strikers, config.n_distract)
-    lines = ["| state dim | SR with communication (agent 0, 1, ...) | SR without communication | spread "
-             "| observed directly by (agent: feature) |", "|---|---|---|---|---|"]
+    lines = ["| state dim | SR with communication (agent 0, 1, ...) "
+             "| SR without communication | spread "
+             "| observed directly by (agent: feature) |",
+             "|---|---|---|---|---|"]
     for col, d in enumerate(important_state(config.n_strikers)):
         sr, sr0 = aw.sr[:, col].tolist(), base.sr[:, col].tolist()
-        who = "; ".join(f"{a}: {observation_names(a, config.n_distract)[k]}" for a, k in seen.get(names[d], []))
-        lines.append(f"| {names[d]} | {' '.join(f'{v:.2f}' for v in sr)} | {' '.join(f'{v:.2f}' for v in sr0)} "
+        who = "; ".join(f"{a}: {observation_names(a, config.n_distract)[k]}"
+                        for a, k in seen.get(names[d], []))
+        lines.append(f"| {names[d]} | {' '.join(f'{v:.2f}' for v in sr)} "
+                     f"| {' '.join(f'{v:.2f}' for v in sr0)} "
                      f"| {max(sr) - min(sr):.2f} | {who} |")
-    per = ", ".join(f"agent {i}: {v:.2f}" for i, v in enumerate(aw.per_agent.tolist()))
-    return f"Per-agent recovery SR_i: {per}; min = {aw.accuracy:.2f}, spread = {aw.gap:.2f}.\n" + "\n".join(lines)
+    per = ", ".join(f"agent {i}: {v:.2f}"
+                    for i, v in enumerate(aw.per_agent.tolist()))
+    return (f"Per-agent recovery SR_i: {per}; min = {aw.accuracy:.2f}, "
+            f"spread = {aw.gap:.2f}.\n" + "\n".join(lines))
 
 
 def refine_prompt(config, code: str, aw: Awareness, base: Awareness, step: int) -> str:
@@ -132,21 +139,27 @@ def refine(config, data: Dataset, llm: LLMClient, seed: int = 0, progress_bar=No
     silent = compile_protocol(no_comm_code(), obs_dims)
     base = state_awareness(silent, data, config, seed)  # "without communication", shown in the feedback
     # region: loop
-    proto, code = propose_with_retries(llm, task_prompt(config), obs_dims, config.max_retries, history, 0, 0)
+    proto, code = propose_with_retries(llm, task_prompt(config), obs_dims,
+                                       config.max_retries, history, 0, 0)
     if proto is None:  # graceful fallback: start from no communication
         proto, code = silent, no_comm_code()
     aw = state_awareness(proto, data, config, seed)
-    history.append(Round(0, 0, code, True, "initial protocol", aw, proto.message_size))
+    history.append(Round(0, 0, code, True, "initial protocol", aw,
+                         proto.message_size))
     for step, rounds in ((1, config.step1_rounds), (2, config.step2_rounds)):
         for k in range(1, rounds + 1):
             prompt = refine_prompt(config, proto.code, aw, base, step)
-            update, code = propose_with_retries(llm, prompt, obs_dims, config.max_retries, history, step, k)
+            update, code = propose_with_retries(llm, prompt, obs_dims,
+                                                config.max_retries, history,
+                                                step, k)
             if update is None or update.message_size == 0:
                 history.append(Round(step, k, code, False, "nothing appended"))
                 continue
-            proto = proto.concat(update, label=f"step {step}, round {k}")  # the new message is appended
+            # the new message is appended
+            proto = proto.concat(update, label=f"step {step}, round {k}")
             aw = state_awareness(proto, data, config, seed)
-            history.append(Round(step, k, code, True, "appended", aw, proto.message_size))
+            history.append(Round(step, k, code, True, "appended", aw,
+                                 proto.message_size))
             if progress_bar is not None:
                 progress_bar.update(1)
     # endregion

@@ -19,22 +19,26 @@ def _tensors(model: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def aligned_cosine(m1: nn.Module, m2: nn.Module) -> float:
-    """B1: cosine similarity of all weights aligned by state-dict key (or position)."""
+    """B1: cosine similarity of all weights aligned by state-dict key (or
+    position)."""
     s1, s2 = _tensors(m1), _tensors(m2)
     if set(s1) == set(s2) and all(s1[k].shape == s2[k].shape for k in s1):
         keys = sorted(s1)
         a = torch.cat([s1[k].flatten() for k in keys])
         b = torch.cat([s2[k].flatten() for k in keys])
-    elif len(s1) == len(s2) and all(x.shape == y.shape for x, y in zip(s1.values(), s2.values())):
+    elif len(s1) == len(s2) and all(x.shape == y.shape for x, y
+                                    in zip(s1.values(), s2.values())):
         a = torch.cat([x.flatten() for x in s1.values()])
         b = torch.cat([y.flatten() for y in s2.values()])
     else:
         return 0.0
-    return float(torch.nn.functional.cosine_similarity(a, b, dim=0).clamp(-1, 1))
+    return float(torch.nn.functional.cosine_similarity(a, b, dim=0)
+                 .clamp(-1, 1))
 
 
 def state_dict_jaccard(m1: nn.Module, m2: nn.Module) -> float:
-    """B2: |A & B| / |A | B| over the 'key:shape' strings of the two state dicts."""
+    """B2: |A & B| / |A | B| over the 'key:shape' strings of the two state
+    dicts."""
     a = {f"{k}:{tuple(v.shape)}" for k, v in m1.state_dict().items()}
     b = {f"{k}:{tuple(v.shape)}" for k, v in m2.state_dict().items()}
     return len(a & b) / max(len(a | b), 1)

@@ -93,29 +93,40 @@ def decide_c1(min_sg_t1: Sequence[float], max_sg_other_arch: Sequence[float]) ->
                        status, figures, threshold, reason, fragile)
 
 
-def decide_c2(min_sw_permuted: Sequence[float], mean_b1_permuted: Sequence[float]) -> ClaimStatus:
-    """C2 (per seed): every permuted clone has S_W >= C2_MIN_PERMUTED while the aligned cosine
-    B1 averages <= C2_MAX_ALIGNED on them; robust over the seeds.
+def decide_c2(min_sw_permuted: Sequence[float],
+              mean_b1_permuted: Sequence[float]) -> ClaimStatus:
+    """C2 (per seed): every permuted clone has S_W >= C2_MIN_PERMUTED while the
+    aligned cosine B1 averages <= C2_MAX_ALIGNED on them; robust over the seeds.
 
-    Rule 3: S_W is built from sorted (order-free) statistics, so a permuted clone scores exactly 1
-    by construction; the paper's claim is that very property (no alignment needed), so the sanity
-    check decides it (`property_claim`). The B1 half (the aligned baseline collapses) is measured.
+    Rule 3: S_W is built from sorted (order-free) statistics, so a permuted
+    clone scores exactly 1 by construction; the paper's claim is that very
+    property (no alignment needed), so the sanity check decides it
+    (`property_claim`). The B1 half (the aligned baseline collapses) is
+    measured.
     """
     sw = per_seed_values(min_sw_permuted, "min S_W of permuted clones")
-    b1 = per_seed_values(mean_b1_permuted, "mean B1 of permuted clones", len(sw))
-    holds = [a >= C2_MIN_PERMUTED and b <= C2_MAX_ALIGNED for a, b in zip(sw, b1)]
+    b1 = per_seed_values(mean_b1_permuted, "mean B1 of permuted clones",
+                         len(sw))
+    holds = [a >= C2_MIN_PERMUTED and b <= C2_MAX_ALIGNED
+             for a, b in zip(sw, b1)]
     status = robust_status(holds)
     per_seed = seed_statuses(holds)
-    reason = {REPRODUCED: "by construction: sorted statistics ignore the order of units (the claim is that property)",
-              NOT_REPRODUCED: "in no seed do permuted clones score near 1 while B1 collapses",
-              INCONCLUSIVE: f"the seeds disagree ({sum(holds)} of {len(holds)} hold); "
+    reason = {REPRODUCED: "by construction: sorted statistics ignore the order "
+                          "of units (the claim is that property)",
+              NOT_REPRODUCED: "in no seed do permuted clones score near 1 "
+                              "while B1 collapses",
+              INCONCLUSIVE: f"the seeds disagree ({sum(holds)} of "
+                            f"{len(holds)} hold); "
                             "more seeds would settle it"}[status]
-    figures = {"min S_W, permuted clones": min(sw), "max over seeds of mean B1, permuted": max(b1),
+    figures = {"min S_W, permuted clones": min(sw),
+               "max over seeds of mean B1, permuted": max(b1),
                "seeds holding": f"{sum(holds)}/{len(holds)}"}
     threshold = (f"S_W >= C2_MIN_PERMUTED = {C2_MIN_PERMUTED} and "
                  f"mean B1 <= C2_MAX_ALIGNED = {C2_MAX_ALIGNED}, in every seed")
-    claim = "alignment-free weights: permuted clones near 1, aligned baseline collapses"
-    fragile = is_fragile(sw, C2_MIN_PERMUTED, per_seed) or is_fragile(b1, C2_MAX_ALIGNED, per_seed)
+    claim = ("alignment-free weights: permuted clones near 1, "
+             "aligned baseline collapses")
+    fragile = (is_fragile(sw, C2_MIN_PERMUTED, per_seed)
+               or is_fragile(b1, C2_MAX_ALIGNED, per_seed))
     return ClaimStatus("C2", claim, status, figures, threshold, reason, fragile,
                        by_construction=True, property_claim=True)
 

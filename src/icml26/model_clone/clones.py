@@ -54,13 +54,16 @@ class CloneSpec:
 
 
 @torch.no_grad()
-def permute_hidden_units(model: nn.Module, generator: torch.Generator) -> nn.Module:
-    """Type 2: permute the output units of every layer but the last, and the matching input
-    units of the next layer. The function is unchanged (ReLU and pooling act per unit)."""
+def permute_hidden_units(model: nn.Module,
+                         generator: torch.Generator) -> nn.Module:
+    """Type 2: permute the output units of every layer but the last, and the
+    matching input units of the next layer. The function is unchanged (ReLU and
+    pooling act per unit)."""
     out = copy.deepcopy(model)
     chain = layer_chain(out)
     for a, b in zip(chain[:-1], chain[1:]):
-        p = torch.randperm(a.weight.shape[0], generator=generator).to(a.weight.device)
+        p = torch.randperm(a.weight.shape[0],
+                           generator=generator).to(a.weight.device)
         a.weight.copy_(a.weight[p])
         if a.bias is not None:
             a.bias.copy_(a.bias[p])

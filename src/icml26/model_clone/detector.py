@@ -29,10 +29,11 @@ def fingerprint(model: nn.Module, example_inputs: tuple, cache: dict | None = No
     return ModelFingerprint(ng, describe_model(ng, k))
 
 
-def clone_scores(f1: ModelFingerprint, f2: ModelFingerprint, lam: float = 0.5, tau: float = 0.1,
+def clone_scores(f1: ModelFingerprint, f2: ModelFingerprint,
+                 lam: float = 0.5, tau: float = 0.1,
                  wl_iterations: int = 3) -> dict[str, float]:
-    """S_G (normalised WL kernel), S_W (alignment-free weight score) and the combined
-    S = lam S_G + (1 - lam) S_W. Symmetric in (f1, f2)."""
+    """S_G (normalised WL kernel), S_W (alignment-free weight score) and the
+    combined S = lam S_G + (1 - lam) S_W. Symmetric in (f1, f2)."""
     if not 0.0 <= lam <= 1.0:
         raise ValueError(f"lam must lie in [0, 1], got {lam}")
     sg = wl_similarity(f1.graph.graph, f2.graph.graph, wl_iterations)
@@ -46,15 +47,17 @@ def model_similarity(m1: nn.Module, m2: nn.Module, example_inputs: tuple, lam: f
 
 
 def calibrate_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
-    """theta maximising balanced accuracy of 'clone iff score >= theta' on calibration pairs
-    (midpoints between consecutive distinct scores are the candidates)."""
+    """theta maximising balanced accuracy of 'clone iff score >= theta' on
+    calibration pairs (midpoints between consecutive distinct scores are the
+    candidates)."""
     scores, labels = np.asarray(scores, float), np.asarray(labels, bool)
     if scores.shape != labels.shape or scores.ndim != 1:
         raise ValueError(f"scores and labels must be 1-D of equal length, got {scores.shape} and {labels.shape}")
     if labels.all() or (~labels).all():
         raise ValueError("calibration needs both clone and non-clone pairs")
     u = np.unique(scores)
-    cands = np.concatenate([[u[0] - 1e-9], (u[:-1] + u[1:]) / 2, [u[-1] + 1e-9]])
+    cands = np.concatenate([[u[0] - 1e-9], (u[:-1] + u[1:]) / 2,
+                            [u[-1] + 1e-9]])
     bacc = [balanced_accuracy(scores >= t, labels) for t in cands]
     return float(cands[int(np.argmax(bacc))])
 

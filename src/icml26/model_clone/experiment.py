@@ -120,12 +120,15 @@ def run_benchmark(config: CloneConfig, seed: int = 0, cache: dict | None = None)
     rng = np.random.default_rng(_seed(seed, 11))
     # region: score pairs
     for i, j, is_clone, kind in progress(benchmark_pairs(zoo), desc="score pairs"):
-        s = clone_scores(fps[i], fps[j], config.lam, config.tau, config.wl_iterations)
+        s = clone_scores(fps[i], fps[j], config.lam, config.tau,
+                         config.wl_iterations)
         a, b = zoo[i], zoo[j]
-        s.update(B1=aligned_cosine(a.model, b.model), B2=state_dict_jaccard(a.model, b.model),
+        s.update(B1=aligned_cosine(a.model, b.model),
+                 B2=state_dict_jaccard(a.model, b.model),
                  B3=output_cosine(a.model, b.model, probes))
         res.pairs.append(dict(a=a.name, b=b.name, clone=is_clone, kind=kind,
-                              other_data=a.base % 2 != b.base % 2,  # bases k use data half k % 2
+                              # bases k use data half k % 2
+                              other_data=a.base % 2 != b.base % 2,
                               op=b.op if is_clone else kind, arch=b.arch,
                               calib=bool(rng.random() < config.calib_frac), **s))
     calib = [p for p in res.pairs if p["calib"]]
@@ -225,7 +228,8 @@ def run_lineage(config: CloneConfig, arch: str = "mlp", seed: int = 0, data: Dig
             opt.step()
         done = target
         model.eval()
-        s = clone_scores(f0, fingerprint(model, ex, cache, config.spectrum_k, config.shape_buckets),
+        s = clone_scores(f0, fingerprint(model, ex, cache, config.spectrum_k,
+                                         config.shape_buckets),
                          config.lam, config.tau, config.wl_iterations)
         out["S_W"].append(s["S_W"])
         out["S"].append(s["S"])

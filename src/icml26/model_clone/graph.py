@@ -140,7 +140,8 @@ def normalise_program(ep: torch.export.ExportedProgram, shape_buckets: bool = Tr
                     label = op  # unknown ops keep their own name (still compared by WL)
                 else:
                     if len(ins) == 1 and ins[0] in param_src:
-                        param_src[n.name] = param_src[ins[0]]  # e.g. the transpose of a weight
+                        # e.g. the transpose of a weight
+                        param_src[n.name] = param_src[ins[0]]
                         continue
                     g.add_node(n.name, label="noop", params=[])
                     for a in ins:
@@ -165,7 +166,8 @@ def normalise_program(ep: torch.export.ExportedProgram, shape_buckets: bool = Tr
             for s in g.successors(v):
                 g.add_edge(p, s)
         g.remove_node(v)
-    relabel = {v: i for i, v in enumerate(nx.topological_sort(g))}  # names removed: nodes are 0..n-1
+    # names removed: nodes are 0..n-1
+    relabel = {v: i for i, v in enumerate(nx.topological_sort(g))}
     g = nx.relabel_nodes(g, relabel)
     # endregion
     slots = []
@@ -196,8 +198,9 @@ def cached_graph(model: nn.Module, example_inputs: tuple, cache: dict | None = N
 
 
 def wl_features(g: nx.DiGraph, iterations: int = 3) -> Counter:
-    """Weisfeiler-Lehman subtree features: counts of the initial labels and of the hashed
-    labels after each of `iterations` refinements, along both edge directions."""
+    """Weisfeiler-Lehman subtree features: counts of the initial labels and of
+    the hashed labels after each of `iterations` refinements, along both edge
+    directions."""
     feats = Counter(f"0:{d['label']}" for _, d in g.nodes(data=True))
     if g.number_of_nodes() == 0:
         return feats
@@ -213,8 +216,9 @@ def wl_features(g: nx.DiGraph, iterations: int = 3) -> Counter:
 
 
 def wl_similarity(g1: nx.DiGraph, g2: nx.DiGraph, iterations: int = 3) -> float:
-    """Normalised WL subtree kernel S_G = k(G1,G2) / sqrt(k(G1,G1) k(G2,G2)) (a cosine of
-    feature counts); symmetric, 1 for isomorphic labelled graphs."""
+    """Normalised WL subtree kernel S_G = k(G1,G2) / sqrt(k(G1,G1) k(G2,G2))
+    (a cosine of feature counts); symmetric, 1 for isomorphic labelled
+    graphs."""
     f1, f2 = wl_features(g1, iterations), wl_features(g2, iterations)
     dot = sum(v * f2.get(k, 0) for k, v in f1.items())
     n1 = math.sqrt(sum(v * v for v in f1.values()))

@@ -53,7 +53,8 @@ def _rms(x: torch.Tensor) -> torch.Tensor:
 
 def describe_tensor(w: torch.Tensor, group: str, k: int = 8,
                     n_quantiles: int = 99) -> TensorDescriptor:
-    """The alignment-free descriptor of one tensor (computed on its device, returned as numpy)."""
+    """The alignment-free descriptor of one tensor (computed on its device,
+    returned as numpy)."""
     w = w.detach().float()
     flat = w.flatten()  # (numel,)
     z = flat / _rms(flat)
@@ -64,13 +65,16 @@ def describe_tensor(w: torch.Tensor, group: str, k: int = 8,
     quantiles = torch.quantile(z, u)
     spectrum = torch.zeros(k, device=w.device)
     if w.dim() >= 2:
-        mat = w.reshape(w.shape[0], -1)  # (out, in * kernel...) : rows are output units
+        # (out, in * kernel...) : rows are output units
+        mat = w.reshape(w.shape[0], -1)
         sv = torch.linalg.svdvals(mat) / mat.norm().clamp_min(1e-12)
         spectrum[: min(k, sv.numel())] = sv[:k]
     order = torch.argsort(flat.abs(), descending=True, stable=True)
-    return TensorDescriptor(group, flat.numel(), flat[order].cpu().numpy().astype(np.float64),
+    return TensorDescriptor(group, flat.numel(),
+                            flat[order].cpu().numpy().astype(np.float64),
                             np.sort(z.cpu().numpy().astype(np.float64)),
-                            float((flat.abs() < SPARSE_EPS).float().mean()), moments.cpu().numpy(),
+                            float((flat.abs() < SPARSE_EPS).float().mean()),
+                            moments.cpu().numpy(),
                             quantiles.cpu().numpy(), spectrum.cpu().numpy())
 
 
@@ -80,24 +84,31 @@ def describe_model(ng: NormalisedGraph, k: int = 8) -> list[TensorDescriptor]:
 
 
 def truncated_wasserstein(a: TensorDescriptor, b: TensorDescriptor) -> float:
-    """W_1 between the rms-normalised value distributions of the entries that survive the
-    larger sparsity of the two (the top (1 - rho) fraction by magnitude in each tensor)."""
+    """W_1 between the rms-normalised value distributions of the entries that
+    survive the larger sparsity of the two (the top (1 - rho) fraction by
+    magnitude in each tensor)."""
     rho = max(a.sparsity, b.sparsity)
-    na, nb = max(1, int(round((1 - rho) * a.numel))), max(1, int(round((1 - rho) * b.numel)))
+    na, nb = (max(1, int(round((1 - rho) * a.numel))),
+              max(1, int(round((1 - rho) * b.numel))))
     if na == a.numel and nb == b.numel:
-        va, vb = a.sorted_normalised, b.sorted_normalised  # nothing truncated: reuse sorted values
+        # nothing truncated: reuse sorted values
+        va, vb = a.sorted_normalised, b.sorted_normalised
     else:
         va, vb = (np.sort(v[:n] / max(np.sqrt(np.mean(v[:n] ** 2)), 1e-12))
-                  for v, n in ((a.values_by_magnitude, na), (b.values_by_magnitude, nb)))
-    if va.size == vb.size:  # equal sizes: W_1 = mean |sorted a - sorted b| (as scipy computes it)
+                  for v, n in ((a.values_by_magnitude, na),
+                               (b.values_by_magnitude, nb)))
+    # equal sizes: W_1 = mean |sorted a - sorted b| (as scipy computes it)
+    if va.size == vb.size:
         return float(np.abs(va - vb).mean())
     return float(wasserstein_distance(va, vb))
 
 
 def node_distance(a: TensorDescriptor, b: TensorDescriptor) -> float:
-    """d_v = min(UNPAIRED_COST, W_1 (truncated, rms-normalised) + L1 distance of normalised
-    spectra): a paired slot costs at most what an unpaired slot costs."""
-    d = truncated_wasserstein(a, b) + float(np.abs(a.spectrum - b.spectrum).sum())
+    """d_v = min(UNPAIRED_COST, W_1 (truncated, rms-normalised) + L1 distance
+    of normalised spectra): a paired slot costs at most what an unpaired slot
+    costs."""
+    d = (truncated_wasserstein(a, b)
+         + float(np.abs(a.spectrum - b.spectrum).sum()))
     return min(d, UNPAIRED_COST)
 
 
@@ -117,20 +128,25 @@ def pair_by_graph_order(da: list[TensorDescriptor], db: list[TensorDescriptor]):
     return pairs, unpaired
 
 
-def weight_distance(da: list[TensorDescriptor], db: list[TensorDescriptor]) -> float:
-    """d_bar: the parameter-count weighted mean node distance (unpaired slots cost 1)."""
+def weight_distance(da: list[TensorDescriptor],
+                    db: list[TensorDescriptor]) -> float:
+    """d_bar: the parameter-count weighted mean node distance (unpaired slots
+    cost 1)."""
     if not da or not db:
         raise ValueError("both models need at least one parameter tensor")
     pairs, unpaired = pair_by_graph_order(da, db)
-    num = sum(0.5 * (da[i].numel + db[j].numel) * node_distance(da[i], db[j]) for i, j in pairs)
+    num = sum(0.5 * (da[i].numel + db[j].numel) * node_distance(da[i], db[j])
+              for i, j in pairs)
     num += sum(d.numel * UNPAIRED_COST for d in unpaired)
-    den = sum(0.5 * (da[i].numel + db[j].numel) for i, j in pairs) + sum(d.numel for d in unpaired)
+    den = (sum(0.5 * (da[i].numel + db[j].numel) for i, j in pairs)
+           + sum(d.numel for d in unpaired))
     return float(num / den)
 
 
 def weight_similarity(da: list[TensorDescriptor], db: list[TensorDescriptor],
                       tau: float = 0.1) -> float:
-    """S_W = exp(-d_bar / tau) in (0, 1]; 1 for identical descriptors; symmetric."""
+    """S_W = exp(-d_bar / tau) in (0, 1]; 1 for identical descriptors;
+    symmetric."""
     if tau <= 0:
         raise ValueError(f"tau must be positive, got {tau}")
     return float(math.exp(-weight_distance(da, db) / tau))

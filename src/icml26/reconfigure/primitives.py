@@ -33,11 +33,13 @@ class MultiTailPolicy(nn.Module):
         self.log_std = nn.Parameter(torch.full((n_tails,), -0.5))
 
     def forward(self, obs: torch.Tensor, design_stage: torch.Tensor):
-        """Return (mean, log_std, value), each [N], reading the tail of each sample's stage."""
+        """Return (mean, log_std, value), each [N], reading the tail of each
+        sample's stage."""
         if obs.dim() != 2 or obs.shape[1] != OBS_DIM:
             raise ValueError(f"obs must be [N, {OBS_DIM}], got {tuple(obs.shape)}")
         h = self.trunk(obs)
-        idx = design_stage.long()[:, None] if self.multi_tail else torch.zeros_like(design_stage, dtype=torch.long)[:, None]
+        idx = (design_stage.long()[:, None] if self.multi_tail
+               else torch.zeros_like(design_stage, dtype=torch.long)[:, None])
         mu = self.mu(h).gather(1, idx).squeeze(1)
         value = self.value(h).gather(1, idx).squeeze(1)
         return mu, self.log_std[idx.squeeze(1)], value
@@ -50,11 +52,13 @@ class MultiTailPolicy(nn.Module):
         return squash(mu)
 
 
-def tail_gradient_leak(policy: MultiTailPolicy, n: int = 64, seed: int = 0) -> float:
-    """How much each stage's loss reaches the other stage's tails: the largest |gradient| that a
-    loss on design-stage samples puts on the control tail's parameters (row 0 of `mu`, `value`)
-    plus the same for control-stage samples on the design tail (row 1). Exactly 0 for a
-    multi-tail network; with one shared tail (W/O Stage Opt) both stages write to the same row."""
+def tail_gradient_leak(policy: MultiTailPolicy, n: int = 64,
+                       seed: int = 0) -> float:
+    """How much each stage's loss reaches the other stage's tails: the largest
+    |gradient| that a loss on design-stage samples puts on the control tail's
+    parameters (row 0 of `mu`, `value`) plus the same for control-stage samples
+    on the design tail (row 1). Exactly 0 for a multi-tail network; with one
+    shared tail (W/O Stage Opt) both stages write to the same row."""
     g = torch.Generator().manual_seed(seed)
     obs = torch.randn(n, OBS_DIM, generator=g)
     leak = 0.0
@@ -64,8 +68,10 @@ def tail_gradient_leak(policy: MultiTailPolicy, n: int = 64, seed: int = 0) -> f
         p.requires_grad_(True)
         mu, log_std, v = p(obs, torch.full((n,), stage))
         (mu.pow(2).sum() + v.pow(2).sum() + log_std.sum()).backward()
-        row = other if policy.multi_tail else 0  # one shared tail: the other stage's head is row 0 too
-        grads = [p.mu.weight.grad[row], p.mu.bias.grad[row], p.value.weight.grad[row], p.value.bias.grad[row]]
+        # one shared tail: the other stage's head is row 0 too
+        row = other if policy.multi_tail else 0
+        grads = [p.mu.weight.grad[row], p.mu.bias.grad[row],
+                 p.value.weight.grad[row], p.value.bias.grad[row]]
         leak = max(leak, max(float(t.abs().max()) for t in grads))
     return leak
 
@@ -90,18 +96,23 @@ def gae(rewards: torch.Tensor, values: torch.Tensor, gamma: float, lam: float) -
     return adv
 
 
-def staged_advantages(rewards, v_control, v_design, cfg: ReconfigConfig, multi_tail: bool):
+def staged_advantages(rewards, v_control, v_design, cfg: ReconfigConfig,
+                      multi_tail: bool):
     """Advantages and value targets of both stages.
 
-    multi-tail: control A_t = GAE(r, V_control); design A_0 = G - V_design(s_0) with G the full
-    discounted episode return (the design action is judged by its own value tail).
-    W/O stage opt: one GAE chain over [design step (reward 0), control steps] with one value head.
-    Returns (adv_design [N], target_design [N], adv_control [T, N], target_control [T, N]).
+    multi-tail: control A_t = GAE(r, V_control); design A_0 = G - V_design(s_0)
+    with G the full discounted episode return (the design action is judged by
+    its own value tail).
+    W/O stage opt: one GAE chain over [design step (reward 0), control steps]
+    with one value head.
+    Returns (adv_design [N], target_design [N], adv_control [T, N],
+    target_control [T, N]).
     """
     T = rewards.shape[0]
     if multi_tail:
         adv_c = gae(rewards, v_control, cfg.gamma, cfg.lam)
-        disc = cfg.gamma ** torch.arange(T, device=rewards.device, dtype=rewards.dtype)
+        disc = cfg.gamma ** torch.arange(T, device=rewards.device,
+                                         dtype=rewards.dtype)
         ret = (disc[:, None] * rewards).sum(0)
         return ret - v_design, ret, adv_c, adv_c + v_control
     r_all = torch.cat([torch.zeros_like(rewards[:1]), rewards])  # [T+1, N]
@@ -174,10 +185,12 @@ def ppo_update(policy, opt, batch, cfg: ReconfigConfig, train_design: bool):
             mu, ls, v = policy(obs[idx], stage[idx])
             dist = torch.distributions.Normal(mu, ls.exp())
             ratio = (dist.log_prob(acts[idx]) - old[idx]).exp()
-            surr = torch.min(ratio * adv[idx], ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv[idx])
+            surr = torch.min(ratio * adv[idx],
+                             ratio.clamp(1 - cfg.clip, 1 + cfg.clip) * adv[idx])
             w = weight[idx]
-            loss = -(w * surr).sum() / w.sum().clamp(min=1) + 0.5 * ((v - tgt[idx]) ** 2).mean() \
-                - cfg.ent_coef * dist.entropy().mean()
+            loss = (-(w * surr).sum() / w.sum().clamp(min=1)
+                    + 0.5 * ((v - tgt[idx]) ** 2).mean()
+                    - cfg.ent_coef * dist.entropy().mean())
             opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(policy.parameters(), 1.0)

@@ -69,15 +69,20 @@ def run_hierarchy(prims: dict[int, Primitive], env: ReconfCourse, chooser, cfg: 
                 trans[-1]["s2"] = s
             new = choice != current
             switch = new & (current >= 0)
-            env.timer = torch.where(switch, torch.full_like(env.timer, cfg.switch_cost), env.timer)
+            env.timer = torch.where(switch,
+                                    torch.full_like(env.timer, cfg.switch_cost),
+                                    env.timer)
             switches += switch.long()
-            gap = boundary_gap(env)  # [N] distance to the nearest inner segment boundary
-            gaps.append(gap[switch])  # how far from a segment boundary each switch happens
+            # [N] distance to the nearest inner segment boundary
+            gap = boundary_gap(env)
+            # how far from a segment boundary each switch happens
+            gaps.append(gap[switch])
             dec_gaps.append(gap)
             dec_switch.append(switch)
             for c in ids:  # re-emit the design of the chosen primitive (design stage)
-                xi_c = prims[c].policy.act_mean(env, xi, True) if prims[c].fixed_xi is None else \
-                    torch.full((n,), prims[c].fixed_xi, device=dev)
+                xi_c = (prims[c].policy.act_mean(env, xi, True)
+                        if prims[c].fixed_xi is None
+                        else torch.full((n,), prims[c].fixed_xi, device=dev))
                 xi = torch.where(new & (choice == c), xi_c, xi)
             current = choice
             trans.append({"s": s, "a": choice, "p0": env.progress()})
@@ -142,7 +147,8 @@ def train_scheduler(prims: dict[int, Primitive], make_env, cfg: ReconfigConfig, 
         # region: fitted Q step
         target_q = copy.deepcopy(q)
         with torch.no_grad():
-            y = data["r"] + cfg.sched_gamma * (1 - data["done"]) * target_q(data["s2"]).max(1).values
+            y = data["r"] + (cfg.sched_gamma * (1 - data["done"])
+                             * target_q(data["s2"]).max(1).values)
         for _ in range(cfg.sched_updates):
             pred = q(data["s"]).gather(1, data["a"][:, None]).squeeze(1)
             loss = nn.functional.smooth_l1_loss(pred, y)
