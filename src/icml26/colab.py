@@ -446,8 +446,11 @@ class Converter:
             return f"`{content}`" if role == "code" else (text or target)
         if role == "download":
             return f"[{text or target}]({self.asset_url(target)})"
-        if role in {"glue", "glue:text"}:
+        if role == "glue:text":
             return self.glue(content)
+        if role.startswith("glue"):
+            raise ConversionError(f"{self.slug}: paste glued figures with {{glue:text}} (the book shows "
+                                  f"{{{role}}}'s stored literal with its quotes)")
         raise ConversionError(f"{self.slug}: the role {{{role}}} has no Colab form in icml26.colab")
 
     def glue(self, content: str) -> str:

@@ -14,7 +14,7 @@ from icml26.catalog import SLUGS, chapter_path
 from icml26.common import glued as glue_module
 from icml26.common.glued import GLUE_MIME, format_glued, glue, glued_values
 
-GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`(?P<name>[^`:]+)(?::[^`]*)?`")
+GLUE_ROLE = re.compile(r"\{glue(?P<kind>:\w*)?\}`(?P<name>[^`:]+)(?::[^`]*)?`")
 
 
 @pytest.fixture
@@ -53,8 +53,10 @@ def test_format_glued_matches_myst_nb(text, fmt):
 
 def test_the_colab_edition_pastes_glued_text_and_refuses_an_unknown_name():
     converter = colab.Converter("dq_sync", glued={"lead": "'0.17'", "steps": "'1,200'"})
-    text = converter.convert("The lead is {glue:text}`lead` after {glue}`steps` steps, {glue:text}`lead:.1f`.")
+    text = converter.convert("The lead is {glue:text}`lead` after {glue:text}`steps` steps, {glue:text}`lead:.1f`.")
     assert text == "The lead is 0.17 after 1,200 steps, 0.2."
+    with pytest.raises(colab.ConversionError, match="glue:text"):
+        converter.convert("after {glue}`steps` steps")
     with pytest.raises(colab.ConversionError, match="'gap', which no stored output"):
         converter.convert("a gap of {glue:text}`gap`")
     assert glue_module.GLUE_PREFIX in GLUE_MIME
@@ -64,5 +66,8 @@ def test_the_colab_edition_pastes_glued_text_and_refuses_an_unknown_name():
 def test_every_glue_role_names_a_glued_figure_of_the_stored_run(slug):
     cells = json.loads(chapter_path(slug).read_text())["cells"]
     glued = glued_values(cells)
-    named = {m["name"] for c in cells if c["cell_type"] == "markdown" for m in GLUE_ROLE.finditer("".join(c["source"]))}
+    roles = [m for c in cells if c["cell_type"] == "markdown" for m in GLUE_ROLE.finditer("".join(c["source"]))]
+    other = [m[0] for m in roles if m["kind"] != ":text"]
+    assert not other, f"{slug}: paste glued figures with {{glue:text}} (the book quotes other kinds): {other}"
+    named = {m["name"] for m in roles}
     assert not named - set(glued), f"{slug}: glue roles without a stored value: {sorted(named - set(glued))}"
