@@ -20,9 +20,9 @@ SEED = 7
 cost = np.random.default_rng(SEED).uniform(0.5, 1.5, size=(12, 8))
 cost[:, :2] *= 0.4
 
-# Exercise 4: the reduced preset's fully paired bridge (rho = 1), one network, training seed 4
+# Exercise 4: a fully paired bridge (rho = 1) trained for 300 steps, one network, training seed 4
 # (the frozen autoencoders are not used by the jointly trained latent space: 1 step is enough).
-cfg = get_config("reduced", ae_steps=1, device="cpu")
+cfg = get_config("reduced", ae_steps=1, steps=300, device="cpu")
 setup = experiment.prepare(cfg, seed=4)
 """
 

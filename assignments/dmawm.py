@@ -128,7 +128,7 @@ leak_joint_exec = leak(fresh_world_model("joint"), episodes, decentralized=True)
          prompt="""
 **Exercise 3 (hard, experimental).** Does a longer world-model warm-up give the reward head what the
 competence check asks for ($R^2\\ge 0.5$)? Train each world model for one round with no behaviour
-updates, `experiment.train_method(replace(cfg, rounds=1, min_rounds=1, wm_warmup=200, ac_updates=0),
+updates, `experiment.train_method(replace(cfg, rounds=1, min_rounds=1, wm_warmup=200, wm_updates=30, ac_updates=0),
 method, SEED, show_progress=False)` (200 warm-up updates plus the round's 30), and run
 `experiment.imagination_diagnostic(cfg, run, seed=SEED)` on it.
 
@@ -138,7 +138,7 @@ variant: seed 5, the `reduced` task, `wm_warmup=200`.
 """,
          solution="""
 # BEGIN SOLUTION
-short = replace(cfg, rounds=1, min_rounds=1, wm_warmup=200, ac_updates=0)
+short = replace(cfg, rounds=1, min_rounds=1, wm_warmup=200, wm_updates=30, ac_updates=0)
 diag = {m: experiment.imagination_diagnostic(cfg, experiment.train_method(short, m, SEED, show_progress=False),
                                              seed=SEED) for m in ("dmawm", "joint")}
 r2 = {m: float(d["reward_r2"]) for m, d in diag.items()}

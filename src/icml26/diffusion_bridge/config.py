@@ -99,7 +99,7 @@ class BridgeConfig:
 PRESETS: dict[str, BridgeConfig] = {
     "smoke": BridgeConfig(ae_steps=60, steps=25, batch=32, hidden=32, seeds=(0, 1, 2), eval_sampler_steps=3,
                           rhos_sdb=(0.0, 0.05, 1.0), rhos_paired=(0.05, 1.0)),
-    "reduced": BridgeConfig(),
+    "reduced": BridgeConfig(steps=200),
     # the most training steps 5 minutes on 2 CPU cores allow, 3 seeds, the claims' arms only
     "evidence": BridgeConfig(steps=900, rhos_sdb=(0.0, 0.05, 1.0), rhos_paired=(0.05, 1.0), rhos_legacy=()),
     "full": BridgeConfig(ae_steps=3000, steps=20000, batch=256, hidden=512, train_sampler_steps=4,
@@ -107,7 +107,7 @@ PRESETS: dict[str, BridgeConfig] = {
                          rhos_paired=(0.01, 0.05, 0.1, 0.5, 1.0), seeds=(0, 1, 2, 3, 4)),
 }
 
-EXPECTED_TIME = {"smoke": "about 10 s on 2 CPU cores", "reduced": "about 1.5 minutes on 2 CPU cores",
+EXPECTED_TIME = {"smoke": "about 10 s on 2 CPU cores", "reduced": "about 100 s on 2 CPU cores (200 steps)",
                  "evidence": "about 5 minutes on 2 CPU cores",
                  "full": "about 1-1.5 hours on a T4 GPU (estimated, not yet timed)"}
 

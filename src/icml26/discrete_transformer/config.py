@@ -84,13 +84,13 @@ class DTConfig:
 PRESETS: dict[str, DTConfig] = {
     "smoke": DTConfig(n_train=512, n_test=128, steps=60, batch_size=128, std_steps=20, n_probe=400,
                       log_every=10),
-    "reduced": DTConfig(steps=800, n_test=1000),
+    "reduced": DTConfig(steps=600, n_test=1000),
     "evidence": DTConfig(steps=2000),
     "full": DTConfig(n_train=100_000, n_test=10_000, steps=20_000, batch_size=512, std_steps=5000,
                      n_layers=3, n_probe=20_000, log_every=100),
 }
 
-EXPECTED_TIME = {"smoke": "about 30 s on 2 CPU cores", "reduced": "about 90 s on 2 CPU cores",
+EXPECTED_TIME = {"smoke": "about 30 s on 2 CPU cores", "reduced": "about 100 s on 2 CPU cores (600 steps)",
                  "evidence": "about 4 minutes on 2 CPU cores",
                  "full": "about ten minutes on one GPU"}
 

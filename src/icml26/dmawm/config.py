@@ -93,7 +93,7 @@ PRESETS: dict[str, DMAWMConfig] = {
                          horizon=4, n_seeds=3, n_eval=64, hidden=32, n_cat=4, n_classes=4),
     # the smallest Follow-the-Scout: a 3x1 corridor, goals left and right of the start, 4 steps
     "reduced": DMAWMConfig(grid_width=3, grid_height=1, episode_len=4, horizon=4, rounds=6, wm_warmup=100,
-                           min_rounds=4, n_seeds=3),
+                           min_rounds=4, n_seeds=3, wm_updates=15, ac_updates=20),
     "evidence": DMAWMConfig(grid_width=3, grid_height=1, episode_len=4, horizon=4, rounds=10, wm_warmup=300,
                             min_rounds=6, n_seeds=3),
     "full": DMAWMConfig(n_envs=512, episode_len=25, grid_width=9, grid_height=5, rounds=20, wm_updates=200,
@@ -102,7 +102,7 @@ PRESETS: dict[str, DMAWMConfig] = {
                         lr_actor=1e-4, lr_critic=3e-4, gamma=0.99, wm_warmup=1000, min_rounds=8),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 90 s on 2 CPU cores",
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 100 s on 2 CPU cores",
                  "evidence": "about 4 minutes on 2 CPU cores",
                  "full": "about an hour on a T4 GPU (estimated, not yet timed)"}
 

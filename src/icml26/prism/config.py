@@ -106,14 +106,14 @@ PRESETS: dict[str, PrismConfig] = {
     "smoke": PrismConfig(n_train=512, n_test=128, seq_len=16, d_model=16, n_heads=2, attn_ffn=32,
                          filter_hidden=16, filter_freqs=4, steps=20, batch_size=32, n_val=128, eval_every=5,
                          plateau_patience=2),
-    "reduced": PrismConfig(),
+    "reduced": PrismConfig(steps=150),
     "evidence": PrismConfig(steps=EVIDENCE_STEPS),
     "full": PrismConfig(n_topics=8, n_ambiguous=96, n_private=4, seq_len=128, max_len=256, n_train=20000,
                         n_test=2000, d_model=128, n_prism_layers=5, n_heads=8, attn_ffn=512, baseline_depth=4,
                         filter_hidden=64, filter_freqs=32, dropout=0.1, steps=6000, batch_size=64, lr=1e-3),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 1.5 minutes on 2 CPU cores (3 seeds)",
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 1.5 minutes on 2 CPU cores (3 seeds, at most 150 steps)",
                  "evidence": "about 5 minutes on 2 CPU cores (3 seeds)",
                  "full": "about 45 minutes on one GPU (3 seeds, estimated)"}
 
