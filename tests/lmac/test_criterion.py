@@ -26,3 +26,22 @@ def test_important_state_is_strikers_and_target():
     names = [state_names(3)[d] for d in important_state(3)]
     assert names == ["striker1_x", "striker1_y", "striker2_x", "striker2_y", "striker3_x", "striker3_y",
                      "target_x", "target_y"]
+
+
+def test_state_awareness_draws_only_from_its_seed():
+    """Dropout and batches come from the call's own generator: the global RNG state cannot move the
+    criterion (the page and the evidence record call it in different orders)."""
+    from icml26.lmac import get_config
+    from icml26.lmac.criterion import collect_dataset, state_awareness
+
+    config = get_config("smoke")
+    assert config.recon_dropout > 0
+    data = collect_dataset(config, torch.device("cpu"), seed=0)
+    torch.manual_seed(1)
+    first = state_awareness(None, data, config, seed=3)
+    torch.manual_seed(2)
+    torch.rand(7)
+    second = state_awareness(None, data, config, seed=3)
+    assert first.per_agent.tolist() == second.per_agent.tolist()
+    third = state_awareness(None, data, config, seed=4)
+    assert third.per_agent.tolist() != first.per_agent.tolist() or third.accuracy != first.accuracy

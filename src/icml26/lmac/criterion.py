@@ -123,7 +123,9 @@ def state_awareness(protocol: CompiledProtocol | None, data: Dataset, config, se
         e = torch.relu(torch.baddbmm(params[1], inp, params[0]))
         latent = torch.baddbmm(params[3], e, params[2])  # (N, m, latent_dim)
         u = torch.relu(torch.baddbmm(params[5], latent, params[4]))
-        u = torch.nn.functional.dropout(u, config.recon_dropout, training=train)
+        if train and config.recon_dropout > 0:  # dropout drawn from `gen`
+            keep = torch.rand(u.shape, generator=gen) >= config.recon_dropout
+            u = u * keep.to(device) / (1 - config.recon_dropout)
         return torch.baddbmm(params[7], u, params[6])
 
     opt = torch.optim.Adam(params, lr=config.recon_lr)
