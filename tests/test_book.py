@@ -10,7 +10,7 @@ import yaml
 
 from icml26.catalog import SLUGS, project_root
 from icml26.catalog import PAPERS
-from icml26.common.ledger import (CHECK_TAG, LEDGER_KEY, PARTLY_REPRODUCED, REPRODUCED, STATUSES, chapter_verdict,
+from icml26.common.ledger import (CHECK_TAG, LEDGER_KEY, PARTLY_REPRODUCED, REPRODUCED, STATUSES, chapter_verdict, verdict_summary,
                                   evidence_label, read_ledger)
 from icml26.evidence import chapter_record
 from icml26 import colab
@@ -106,7 +106,7 @@ def test_the_ledger_table_shows_the_stored_evidence_record(path):
         assert "no evidence record is stored yet" in tables[0]
     else:
         label = f"evidence record: {evidence_label(record)}"
-        verdict = record["ledger"]["verdict_line"].removeprefix("Verdict: ")
+        verdict = verdict_summary(record["ledger"]["verdict"], record["ledger"]["claims"])
         assert f"{label}): {verdict}" in tables[0], f"re-execute the page after `make evidence`: {label}"
 
 

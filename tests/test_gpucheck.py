@@ -55,7 +55,7 @@ def test_ledger_lines_use_the_ledgers_grammar():
                                 "C3": "NOT TESTED", "C4": "INCONCLUSIVE"}
     assert ledger["fragile"] == ["C2"] and ledger["verdicts"] == ["PARTLY REPRODUCED"]
     assert gpucheck.ledger_short(ledger) == "C1 R, C2 PR*, E1 NR, C3 NT, C4 INC; V: PR"
-    only = gpucheck.parse_ledger("Claim: x\nVerdict: INCONCLUSIVE (0 of 2 tested claims reproduced)\n")
+    only = gpucheck.parse_ledger("Claim: x\nVerdict: INCONCLUSIVE (2 tested claims: 2 inconclusive)\n")
     assert only == {"claims": {}, "fragile": [], "verdicts": ["INCONCLUSIVE"]}
     assert gpucheck.same_ledger(only, only) is True
     assert gpucheck.same_ledger(only, ledger) is False

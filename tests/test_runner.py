@@ -77,7 +77,7 @@ def test_status_summary_reads_the_checked_lines_with_the_ledgers_grammar(tmp_pat
     checked = {"cell_type": "code", "metadata": {"tags": ["nbval-check-output"]}, "source": "ledger.print_check()",
                "outputs": [{"output_type": "stream", "name": "stdout",
                             "text": "C1 REPRODUCED (fragile) (stand-in): a\nC2 INCONCLUSIVE: b\n"
-                                    "Verdict: PARTLY REPRODUCED (0 of 2 tested claims reproduced)\n"}]}
+                                    "Verdict: PARTLY REPRODUCED (2 tested claims: 2 partly reproduced)\n"}]}
     path = tmp_path / "demo.ipynb"
     path.write_text(json.dumps({"cells": [checked], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     assert status_summary(path).splitlines() == [

@@ -70,8 +70,16 @@ def test_checked_lines_hold_statuses_and_verdict_but_no_figures(capsys):
         "C2 PARTLY REPRODUCED (fragile): claim C2",
         "C3 NOT TESTED: claim C3",
         "E1 (ours) NOT REPRODUCED: claim E1",
-        "Verdict: PARTLY REPRODUCED (1 of 2 tested claims reproduced)",
+        "Verdict: PARTLY REPRODUCED (2 tested claims: 1 reproduced, 1 partly reproduced; 1 not tested)",
     ]
+    many = Ledger("demo", ["C1", "C2", "C3", "C4", "C5"]).extend(
+        [_c("C1", REPRODUCED), _c("C2", PARTLY_REPRODUCED), _c("C3", INCONCLUSIVE), _c("C4", NOT_REPRODUCED),
+         _c("C5", NOT_TESTED)])
+    verdict = many.check_lines().splitlines()[-2:]  # a long verdict continues on an indented line
+    assert verdict[0].startswith("Verdict: PARTLY REPRODUCED (4 tested claims: 1 reproduced, 1 partly")
+    assert verdict[1].startswith("    ") and verdict[1].endswith("1 not tested)")
+    assert all(len(line) <= 100 for line in verdict)
+    assert parse_check_output(many.check_lines())["verdict"] == PARTLY_REPRODUCED
     assert parse_check_output(ledger.check_lines())["claims"]["C2"] == {
         "status": PARTLY_REPRODUCED, "fragile": True, "stand_in": False, "by_construction": False,
         "claim": "claim C2"}

@@ -55,7 +55,7 @@ def test_smoke_ledger_statuses(smoke):
         "C2 INCONCLUSIVE (fragile) (stand-in): the tool-using agent with two memories does substantially",
         "    better",
         "C3 NOT TESTED (by construction): a model-assisted pipeline mines context-dependent queries at scale",
-        "Verdict: INCONCLUSIVE (0 of 2 tested claims reproduced)",
+        "Verdict: INCONCLUSIVE (2 tested claims: 2 inconclusive; 1 not tested)",
     ]
     plain = from_plain(json.loads(json.dumps(to_plain(results))))
     assert build_ledger(plain).record() == ledger.record()

@@ -172,7 +172,7 @@ def test_build_ledger_wiring():
         "C4 NOT TESTED: state-of-the-art video benchmark results with a 7B LLM",
         "E1 (ours) NOT REPRODUCED: TAM solves both tasks (absolute bar)",
         "E2 (ours) REPRODUCED: the Inductor's budget is as good as the oracle budget",
-        "Verdict: REPRODUCED (3 of 3 tested claims reproduced)"]
+        "Verdict: REPRODUCED (3 tested claims: 3 reproduced; 1 not tested)"]
     one = dict(results, seeds=[0], per_seed=[seed])
     lines = cl.build_ledger(one).check_lines()
     assert "C2 INCONCLUSIVE" in lines and "C3 INCONCLUSIVE" in lines and "Verdict: PARTLY REPRODUCED" in lines

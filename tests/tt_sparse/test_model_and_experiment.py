@@ -101,7 +101,7 @@ def test_smoke_ledger_statuses(smoke_results):
         "C1 REPRODUCED (by construction): nodes and the whole model convert exactly into DNF/CNF rules",
         "C2 INCONCLUSIVE (fragile): matched-complexity accuracy at least that of rule and tree baselines",
         "C3 REPRODUCED (fragile): learned soft-TopK connections beat random ones",
-        "Verdict: PARTLY REPRODUCED (2 of 3 tested claims reproduced)",
+        "Verdict: PARTLY REPRODUCED (3 tested claims: 2 reproduced, 1 inconclusive)",
     ]
     plain = from_plain(json.loads(json.dumps(to_plain(smoke_results))))
     assert build_ledger(plain).record() == ledger.record()

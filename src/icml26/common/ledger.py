@@ -23,6 +23,7 @@ import math
 import numbers
 import re
 import textwrap
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -523,6 +524,25 @@ def entry_record(e: ClaimStatus) -> dict:
             "changes": [{"what": c.what, "old": c.old, "new": c.new, "why": c.why} for c in e.changes]}
 
 
+#: How the verdict line names each counted status.
+_COUNT_WORDS = ((REPRODUCED, "reproduced"), (PARTLY_REPRODUCED, "partly reproduced"),
+                (INCONCLUSIVE, "inconclusive"), (NOT_REPRODUCED, "not reproduced"))
+
+
+def verdict_summary(verdict: str, claims: Iterable[Mapping]) -> str:
+    """The verdict and what it counts, from the claims' records (``entry_record``): how many paper
+    claims were tested and how each counts, e.g. "PARTLY REPRODUCED (2 tested claims: 1 reproduced,
+    1 inconclusive; 1 not tested)". Extensions are not counted; a stand-in counts as rule 4 says."""
+    paper = [c for c in claims if not c["extension"]]
+    tested = [c for c in paper if c["status"] != NOT_TESTED]
+    counts = Counter(c["counted_status"] for c in tested)
+    parts = ", ".join(f"{counts[status]} {words}" for status, words in _COUNT_WORDS if counts[status])
+    untested = len(paper) - len(tested)
+    noun = "claim" if len(tested) == 1 else "claims"
+    return (f"{verdict} ({len(tested)} tested {noun}{': ' + parts if parts else ''}"
+            f"{f'; {untested} not tested' if untested else ''})")
+
+
 class Ledger:
     """A chapter's ledger: one :class:`ClaimStatus` per claim of the paper, then extensions.
 
@@ -576,14 +596,13 @@ class Ledger:
         return chapter_verdict(e for e in self._ordered() if not e.extension)
 
     def verdict_line(self) -> str:
-        claims = [e for e in self._ordered() if not e.extension]
-        tested = [e for e in claims if e.status != NOT_TESTED]
-        done = sum(e.counted_status == REPRODUCED for e in tested)
-        return f"Verdict: {self.verdict()} ({done} of {len(tested)} tested claims reproduced)"
+        return "Verdict: " + verdict_summary(self.verdict(), [entry_record(e) for e in self._ordered()])
 
     def check_lines(self) -> str:
         """The checked output: one status line per claim, extensions, then the verdict."""
-        return "\n".join([e.check_line() for e in self._ordered()] + [self.verdict_line()])
+        verdict = textwrap.fill(self.verdict_line(), CHECK_WIDTH, subsequent_indent="    ",
+                                break_long_words=False, break_on_hyphens=False)
+        return "\n".join([e.check_line() for e in self._ordered()] + [verdict])
 
     def print_check(self) -> None:
         """Print the checked lines (the only thing the cell tagged nbval-check-output prints)."""
@@ -680,7 +699,7 @@ def ledger_table_html(run: Mapping, evidence: Mapping | None = None) -> str:
                     f"<td data-label='reason'>{_reason_html(decided)}</td></tr>")
     this_run = html.escape(run["verdict_line"].removeprefix("Verdict: "))
     if evidence:
-        ev_line = html.escape(evidence["ledger"]["verdict_line"].removeprefix("Verdict: "))
+        ev_line = html.escape(verdict_summary(evidence["ledger"]["verdict"], evidence["ledger"]["claims"]))
         foot = (f"<p><b>Chapter verdict</b> (evidence record: {html.escape(evidence_label(evidence))}): {ev_line}"
                 f"<br>This run: {this_run}</p>")
     else:
