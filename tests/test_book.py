@@ -10,8 +10,8 @@ import yaml
 
 from icml26.catalog import SLUGS, project_root
 from icml26.catalog import PAPERS
-from icml26.common.ledger import (CHECK_TAG, LEDGER_KEY, PARTLY_REPRODUCED, REPRODUCED, STATUSES, chapter_verdict, verdict_summary,
-                                  evidence_label, read_ledger)
+from icml26.common.ledger import (CHECK_TAG, LEDGER_KEY, PARTLY_REPRODUCED, REPRODUCED, STATUSES, chapter_verdict,
+                                  evidence_label, read_ledger, verdict_summary)
 from icml26.evidence import chapter_record
 from icml26 import colab
 from icml26.runner import declared_parameters

@@ -59,13 +59,15 @@ Bounds = tuple[float, float]
 
 
 def time_bounds(accuracy, target: float, clock=None) -> Bounds:
-    """(lo, hi) of the time to reach `target`: (T, T) when reached, (cap, inf) when censored (the
-    run used its whole cap of len(accuracy) - 1 updates without reaching it). `clock`: the
-    cumulative clock per point (generated responses) instead of the update count."""
+    """(lo, hi) of the time to reach `target`: (T, T) when reached, (cap, inf)
+    when censored (the run used its whole cap of len(accuracy) - 1 updates
+    without reaching it). `clock`: the cumulative clock per point (generated
+    responses) instead of the update count."""
     acc = np.asarray(accuracy, dtype=float)
     if acc.ndim != 1 or acc.size == 0:
         raise ValueError("an accuracy curve needs at least one point")
-    c = np.arange(acc.size, dtype=float) if clock is None else np.asarray(clock, dtype=float)
+    c = (np.arange(acc.size, dtype=float) if clock is None
+         else np.asarray(clock, dtype=float))
     if c.shape != acc.shape:
         raise ValueError(f"clock has {c.size} points for {acc.size} accuracies")
     hit = np.nonzero(acc >= target)[0]
@@ -89,8 +91,9 @@ def _bounds(seq, what: str, n: int | None = None) -> list[Bounds]:
 
 
 def log_speedup(baseline: Bounds, method: Bounds) -> float:
-    """log(T_baseline / T_method) from the lower bounds (a censored time counted at its cap, at
-    least 1); 0 (no evidence either way) when both runs are censored."""
+    """log(T_baseline / T_method) from the lower bounds (a censored time counted
+    at its cap, at least 1); 0 (no evidence either way) when both runs are
+    censored."""
     if math.isinf(baseline[1]) and math.isinf(method[1]):
         return 0.0
     return math.log(max(baseline[0], 1.0) / max(method[0], 1.0))
@@ -178,13 +181,16 @@ def decide_c2(scratch_grpo: Sequence[Bounds], scratch_sqrt: Sequence[Bounds], sf
                        reason, fragile, competence=competence, changes=LR_GRID_CHANGE)
 
 
-def c3_effects(predicted: Sequence[float], measured: Sequence[float]) -> list[float]:
-    """Per seed: log(C3_MAX_FACTOR) - |log(measured / predicted)| (> 0: within the factor)."""
+def c3_effects(predicted: Sequence[float],
+               measured: Sequence[float]) -> list[float]:
+    """Per seed: log(C3_MAX_FACTOR) - |log(measured / predicted)| (> 0: within
+    the factor)."""
     p = per_seed_values(predicted, "predicted speed-ups")
     m = per_seed_values(measured, "measured speed-ups", n=len(p))
     if min(p + m) <= 0:
         raise ValueError("speed-ups must be positive")
-    return [math.log(C3_MAX_FACTOR) - abs(math.log(b / a)) for a, b in zip(p, m)]
+    return [math.log(C3_MAX_FACTOR) - abs(math.log(b / a))
+            for a, b in zip(p, m)]
 
 
 def decide_c3(opt_gap: float, asymmetry: float, predicted: Sequence[float], measured: Sequence[float],

@@ -77,17 +77,19 @@ def ratio_bounds(num: CensoredMean, den: CensoredMean) -> tuple[float, float]:
 
 
 def tuning_score(h: RLHistory, target: float) -> float:
-    """The one rule that ranks learning rates, the same for every scheme: updates to reach
-    `target` (lower is better); a run that never reached it ranks after every run that did,
-    by its final accuracy (score = cap + 1 - final accuracy)."""
+    """The one rule that ranks learning rates, the same for every scheme:
+    updates to reach `target` (lower is better); a run that never reached it
+    ranks after every run that did, by its final accuracy (score = cap + 1 -
+    final accuracy)."""
     t = steps_to_target(h.accuracy, target)
-    return float(t) if np.isfinite(t) else float(len(h.accuracy) - 1) + 1.0 - float(h.accuracy[-1])
+    return (float(t) if np.isfinite(t)
+            else float(len(h.accuracy) - 1) + 1.0 - float(h.accuracy[-1]))
 
 
 def tune_learning_rate(run, grid: tuple[float, ...],
                        target: float) -> tuple[float, dict[float, float]]:
-    """Run `run(lr)` for every lr of `grid` and keep the one with the lowest `tuning_score`
-    (ties: the smaller lr). Returns (best lr, {lr: score})."""
+    """Run `run(lr)` for every lr of `grid` and keep the one with the lowest
+    `tuning_score` (ties: the smaller lr). Returns (best lr, {lr: score})."""
     if not grid:
         raise ValueError("the learning-rate grid is empty")
     scores = {}

@@ -78,9 +78,11 @@ def success_probs(model, task: AdditionTask) -> torch.Tensor:
     return torch.exp((lp * mask).sum(dim=1))
 
 
-def pg_loss(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor,
-            eps_low: float = 0.2, eps_high: float = 0.28) -> torch.Tensor:
-    """Token-level clipped surrogate (DAPO-style clip-higher), averaged over all response tokens.
+def pg_loss(logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor,
+            mask: torch.Tensor, eps_low: float = 0.2,
+            eps_high: float = 0.28) -> torch.Tensor:
+    """Token-level clipped surrogate (DAPO-style clip-higher), averaged over all
+    response tokens.
 
     logp, old_logp, mask: (B, L); adv: (B,).
     """
@@ -155,15 +157,18 @@ def response_logprobs(lp1: torch.Tensor, lp2: torch.Tensor, idx: torch.Tensor, r
 
 
 def _collect_batch(lp1, lp2, task, scheme, P, n, max_rounds, gen):
-    """Sample P groups from the (detached) answer table; DAPO keeps only informative groups,
-    drawing up to `max_rounds` prompt batches. Returns (responses (G*n, 2), rewards (G, n),
-    prompt ids (G,), responses generated, fraction of all-wrong groups in the first batch)."""
+    """Sample P groups from the (detached) answer table; DAPO keeps only
+    informative groups, drawing up to `max_rounds` prompt batches. Returns
+    (responses (G*n, 2), rewards (G, n), prompt ids (G,), responses generated,
+    fraction of all-wrong groups in the first batch)."""
     device = lp1.device
     resp_all, rew_all, idx_all, used, zero, kept = [], [], [], 0, None, 0
     for _ in range(max_rounds if scheme == "dapo" else 1):
-        idx = torch.randint(task.size, (P,), generator=gen, device=device)  # (P,)
+        idx = torch.randint(task.size, (P,), generator=gen,
+                            device=device)  # (P,)
         resp = sample_from_table(lp1, lp2, idx, n, gen)  # (P*n, 2)
-        rewards = exact_match_reward(resp, task.answers[idx].repeat_interleave(n, 0),
+        rewards = exact_match_reward(resp,
+                                     task.answers[idx].repeat_interleave(n, 0),
                                      task.lengths[idx].repeat_interleave(n, 0))
         rewards = rewards.reshape(P, n)  # (P*n,) -> (P, n)
         used += P * n
@@ -180,7 +185,8 @@ def _collect_batch(lp1, lp2, task, scheme, P, n, max_rounds, gen):
         kept += int(keep.sum())
         if kept >= P:
             break
-    return torch.cat(resp_all), torch.cat(rew_all), torch.cat(idx_all), used, zero
+    return (torch.cat(resp_all), torch.cat(rew_all), torch.cat(idx_all), used,
+            zero)
 
 
 def train_rl(model, task: AdditionTask, scheme: str, steps: int, prompts_per_step: int = 32, group_size: int = 8,
@@ -211,9 +217,12 @@ def train_rl(model, task: AdditionTask, scheme: str, steps: int, prompts_per_ste
         lp1, lp2 = answer_table(model, task)  # (N, 10), (N, 10, 10), differentiable
         acc.append(float(table_success(lp1.detach(), lp2.detach(), task).mean()))
         if stop_at is not None and acc[-1] >= stop_at:
-            break  # target reached after len(acc) - 1 updates: the rest of the cap is not needed
-        resp, rewards, idx, used, z = _collect_batch(lp1.detach(), lp2.detach(), task, scheme,
-                                                     prompts_per_step, group_size, max_rounds, gen)
+            # target reached after len(acc) - 1 updates: the rest of the cap is
+            # not needed
+            break
+        resp, rewards, idx, used, z = _collect_batch(
+            lp1.detach(), lp2.detach(), task, scheme, prompts_per_step,
+            group_size, max_rounds, gen)
         zero.append(z)
         resp_count.append(resp_count[-1] + used)
         if rewards.shape[0] == 0:

@@ -51,10 +51,12 @@ def sample_update(logits: torch.Tensor, scheme: str, n: int, generator: torch.Ge
 
 
 def expected_update(logits: torch.Tensor, scheme: str, n: int) -> torch.Tensor:
-    """E[(1/n) sum_i A_i (e_{y_i} - pi)] exactly, summing over k successes ~ Binomial(n, rho):
+    """E[(1/n) sum_i A_i (e_{y_i} - pi)] exactly, summing over k successes ~
+    Binomial(n, rho):
 
         sum_k P(k) (1/n) [k a1(k/n) (e_0 - pi) - (n - k) a0(k/n) (q - pi)],
-    q = E[e_y | y wrong] = pi restricted to wrong answers / (1 - rho). DAPO: see `dapo_expected`.
+    q = E[e_y | y wrong] = pi restricted to wrong answers / (1 - rho). DAPO: see
+    `dapo_expected`.
     """
     check_scheme(scheme)
     pi = torch.softmax(logits, dim=-1)  # (K, M)
@@ -62,7 +64,8 @@ def expected_update(logits: torch.Tensor, scheme: str, n: int) -> torch.Tensor:
     k = torch.arange(n + 1, dtype=logits.dtype, device=logits.device)  # (n+1,)
     log_binom = (torch.lgamma(torch.tensor(n + 1.0, dtype=logits.dtype))
                  - torch.lgamma(k + 1) - torch.lgamma(n - k + 1))
-    log_rho, log_wrong = torch.log(rho.clamp_min(1e-300)), torch.log((1 - rho).clamp_min(1e-300))
+    log_rho, log_wrong = (torch.log(rho.clamp_min(1e-300)),
+                          torch.log((1 - rho).clamp_min(1e-300)))
     pmf = torch.exp(log_binom + k * log_rho + (n - k) * log_wrong)  # (K, n+1)
     a1, a0 = advantage_coefficients(scheme, k / n, n)  # (n+1,)
     coef_correct = (pmf * k * a1).sum(dim=1, keepdim=True) / n  # (K, 1)

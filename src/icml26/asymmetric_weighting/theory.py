@@ -40,7 +40,8 @@ def clock_cost(rho: torch.Tensor, clock: str) -> torch.Tensor:
 
 
 def optimal_weight(rho: torch.Tensor, clock: str) -> torch.Tensor:
-    """omega*(rho) ~ sqrt(c(rho)/(rho(1-rho))), written in the GRPO / Sqrt-R forms.
+    """omega*(rho) ~ sqrt(c(rho)/(rho(1-rho))), written in the GRPO / Sqrt-R
+    forms.
 
     updates:   1/sqrt(rho(1-rho))   (GRPO's weight);
     responses: 1/(rho sqrt(1-rho))  (Sqrt-R's weight).
@@ -58,15 +59,18 @@ def rho_grid(rho0: float, target: float, points: int = 2001) -> torch.Tensor:
 
 def time_and_budget(omega: torch.Tensor, rho: torch.Tensor,
                     clock: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """(T, B) at eta = 1 for weights `omega` on the grid `rho` (trapezoid rule)."""
+    """(T, B) at eta = 1 for weights `omega` on the grid `rho` (trapezoid
+    rule)."""
     c = clock_cost(rho, clock)
     T = torch.trapezoid(c / (omega * rho**2 * (1 - rho) ** 2), rho)
     B = torch.trapezoid(omega / (rho * (1 - rho)), rho)
     return T, B
 
 
-def normalized_time(omega: torch.Tensor, rho: torch.Tensor, clock: str) -> torch.Tensor:
-    """J = T * B: the time to target at a fixed budget B = 1 (invariant to the scale of omega)."""
+def normalized_time(omega: torch.Tensor, rho: torch.Tensor,
+                    clock: str) -> torch.Tensor:
+    """J = T * B: the time to target at a fixed budget B = 1 (invariant to the
+    scale of omega)."""
     T, B = time_and_budget(omega, rho, clock)
     return T * B
 

@@ -71,20 +71,24 @@ def prompt_weight(scheme: str, rho: torch.Tensor, n: int | None = None) -> torch
 
 def advantage_coefficients(scheme: str, rho_hat: torch.Tensor,
                            n: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(a1, a0): the advantage of a correct response is +a1, of a wrong one -a0 (closed forms).
+    """(a1, a0): the advantage of a correct response is +a1, of a wrong one -a0
+    (closed forms).
 
     | scheme  | a1 (correct)            | a0 (wrong)           |
     | RLOO    | c (1 - rho)             | c rho, c = n/(n-1)   |
-    | GRPO    | (1 - rho)/(sigma + eps) | rho/(sigma + eps), sigma = sqrt(rho(1-rho)) |
+    | GRPO    | (1 - rho)/(sigma + eps) | rho/(sigma + eps)    |
     | Linear  | (1 - rho)/rho           | 1                    |
     | Sqrt    | sqrt(1 - rho)/rho       | 1/sqrt(1 - rho)      |
     | Uniform | 1/rho                   | 1/(1 - rho)          |
-    | Plateau | w/rho                   | w/(1 - rho), w = min(1, (1-rho)/(1-p0)) |
+    | Plateau | w/rho                   | w/(1 - rho)          |
+    with GRPO's sigma = sqrt(rho(1-rho)), Plateau's w = min(1, (1-rho)/(1-p0)).
     """
     check_scheme(scheme)
     eps = 1e-6
-    rho_c = rho_hat.clamp(min=eps)  # a1 is only used where a correct sample exists (rho_hat >= 1/n)
-    one_minus = (1 - rho_hat).clamp(min=eps)  # a0 is only used where a wrong sample exists
+    # a1 is only used where a correct sample exists (rho_hat >= 1/n)
+    rho_c = rho_hat.clamp(min=eps)
+    # a0 is only used where a wrong sample exists
+    one_minus = (1 - rho_hat).clamp(min=eps)
     if scheme == "rloo":
         c = n / (n - 1)
         return c * (1 - rho_hat), c * rho_hat
@@ -93,7 +97,8 @@ def advantage_coefficients(scheme: str, rho_hat: torch.Tensor,
         return (1 - rho_hat) / (sigma + GRPO_EPS), rho_hat / (sigma + GRPO_EPS)
     if scheme == "linear":
         return (1 - rho_hat) / rho_c, torch.ones_like(rho_hat)
-    if scheme == "sqrt":  # unclamped 1 - rho_hat in a1: w(1) = 0, an all-correct group gets no push
+    # unclamped 1 - rho_hat in a1: w(1) = 0, an all-correct group gets no push
+    if scheme == "sqrt":
         return torch.sqrt(1 - rho_hat) / rho_c, 1 / torch.sqrt(one_minus)
     if scheme == "uniform":
         return 1 / rho_c, 1 / one_minus
@@ -115,10 +120,12 @@ def check_rewards(rewards: torch.Tensor) -> torch.Tensor:
 
 
 def group_advantages(rewards: torch.Tensor, scheme: str) -> torch.Tensor:
-    """Per-response advantages A_i = omega(rho_hat)(r_i - rho_hat) for each group (Sec. 2).
+    """Per-response advantages A_i = omega(rho_hat)(r_i - rho_hat) for each
+    group (Sec. 2).
 
-    rewards: (P, n) in {0, 1}; returns (P, n). DAPO's advantages are GRPO's; its dynamic
-    sampling (dropping groups with rho_hat in {0, 1}) is `informative_groups`.
+    rewards: (P, n) in {0, 1}; returns (P, n). DAPO's advantages are GRPO's; its
+    dynamic sampling (dropping groups with rho_hat in {0, 1}) is
+    `informative_groups`.
     """
     check_scheme(scheme)
     r = check_rewards(rewards)
@@ -129,7 +136,8 @@ def group_advantages(rewards: torch.Tensor, scheme: str) -> torch.Tensor:
 
 
 def informative_groups(rewards: torch.Tensor) -> torch.Tensor:
-    """DAPO's dynamic-sampling filter: True for groups with 0 < rho_hat < 1. (P, n) -> (P,)."""
+    """DAPO's dynamic-sampling filter: True for groups with 0 < rho_hat < 1.
+    (P, n) -> (P,)."""
     r = check_rewards(rewards)
     rho_hat = r.mean(dim=1)
     return (rho_hat > 0) & (rho_hat < 1)

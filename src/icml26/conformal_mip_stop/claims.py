@@ -83,36 +83,46 @@ def _too_few_seeds(n: int) -> str:
             f"the claim: the evidence preset runs them")
 
 
-def decide_c1(coverage: Mapping[str, Sequence[float]], informative: Mapping[str, bool], alpha: float, n_pool: int,
-              items: Mapping[str, Sequence[float]] | None = None) -> ClaimStatus:
-    """C1: per informative family, each seed's mean coverage over re-splits >= 1 - alpha -
-    coverage_slack(alpha, n_pool), decided over seeds with ``robust_status``; the families combined
-    with ``combine_sub_results``. `items` (the re-splits' coverages, one seed) serve rule 5 when
-    only one seed ran. Fewer than MIN_SEEDS seeds, or no informative family: INCONCLUSIVE."""
+def decide_c1(
+        coverage: Mapping[str, Sequence[float]],
+        informative: Mapping[str, bool], alpha: float, n_pool: int,
+        items: Mapping[str, Sequence[float]] | None = None) -> ClaimStatus:
+    """C1: per informative family, each seed's mean coverage over re-splits
+    >= 1 - alpha - coverage_slack(alpha, n_pool), decided over seeds with
+    ``robust_status``; the families combined with ``combine_sub_results``.
+    `items` (the re-splits' coverages, one seed) serve rule 5 when only one seed
+    ran. Fewer than MIN_SEEDS seeds, or no informative family: INCONCLUSIVE."""
     cov = _per_family(coverage, "coverage")
     n = len(next(iter(cov.values())))
     cov = _per_family(coverage, "coverage", n=n)
     good, bad = _informative(informative, cov)
     bar = 1.0 - alpha - coverage_slack(alpha, n_pool)
-    figures: dict[str, object] = {f"coverage {f}": float(np.mean(c)) for f, c in cov.items()} | {"bar": bar}
+    figures: dict[str, object] = {f"coverage {f}": float(np.mean(c))
+                                  for f, c in cov.items()} | {"bar": bar}
     if bad:
         figures["uninformative (left out)"] = ", ".join(bad)
-    rule = (f"mean coverage >= 1 - alpha - {C1_SLACK_SE:g} sqrt(alpha(1-alpha)/n_pool) in every seed, on every "
-            f"informative family (threshold finite on >= {INFORMATIVE_MIN_FINITE_TAU:.0%} of re-splits, "
-            f"<= {INFORMATIVE_MAX_FIRST_GOOD:.0%} of instances eps-good at once)")
-    claim = "the calibrated rule keeps coverage at least 1 - alpha on every family"
+    rule = (f"mean coverage >= 1 - alpha - {C1_SLACK_SE:g} "
+            f"sqrt(alpha(1-alpha)/n_pool) in every seed, on every informative "
+            f"family (threshold finite on >= {INFORMATIVE_MIN_FINITE_TAU:.0%} "
+            f"of re-splits, <= {INFORMATIVE_MAX_FIRST_GOOD:.0%} of instances "
+            f"eps-good at once)")
+    claim = ("the calibrated rule keeps coverage at least 1 - alpha on every "
+             "family")
     fragile = _fragile(cov, bar, items)
     if n < MIN_SEEDS:
-        return ClaimStatus("C1", claim, INCONCLUSIVE, figures, rule, _too_few_seeds(n), fragile)
+        return ClaimStatus("C1", claim, INCONCLUSIVE, figures, rule,
+                           _too_few_seeds(n), fragile)
     if not good:
         return ClaimStatus("C1", claim, INCONCLUSIVE, figures, rule,
-                           f"no informative family ({', '.join(bad)}: the rule stops at once or never)", fragile)
+                           f"no informative family ({', '.join(bad)}: the "
+                           f"rule stops at once or never)", fragile)
     subs = {f: robust_status([c >= bar for c in cov[f]]) for f in good}
     status = combine_sub_results(subs.values())
     parts = [f"{f}: {s}" for f, s in subs.items() if s != REPRODUCED]
     if bad:
         parts.append(f"uninformative, left out: {', '.join(bad)}")
-    return ClaimStatus("C1", claim, status, figures, rule, "; ".join(parts), fragile)
+    return ClaimStatus("C1", claim, status, figures, rule, "; ".join(parts),
+                       fragile)
 
 
 def _fragile(values: Mapping[str, list[float]], bar: float, items: Mapping[str, Sequence[float]] | None) -> bool:

@@ -83,21 +83,24 @@ def first_index(condition: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return np.where(hit.any(1), hit.argmax(1), last)
 
 
-def conformal_scores(pred: np.ndarray, gap: np.ndarray, mask: np.ndarray, eps: float) -> np.ndarray:
-    """s_i = min prediction before the incumbent became eps-good (+inf if it was eps-good at
-    the first checkpoint). Inputs (B, T), output (B,)."""
+def conformal_scores(pred: np.ndarray, gap: np.ndarray, mask: np.ndarray,
+                     eps: float) -> np.ndarray:
+    """s_i = min prediction before the incumbent became eps-good (+inf if it was
+    eps-good at the first checkpoint). Inputs (B, T), output (B,)."""
     if pred.shape != gap.shape or pred.shape != mask.shape:
         raise ValueError(f"pred, gap, mask must share a shape, got {pred.shape}, {gap.shape}, {mask.shape}")
     if eps < 0:
         raise ValueError(f"eps must be non-negative, got {eps}")
-    first_good = first_index(gap <= eps, mask)                         # (B,)
-    running_min = np.minimum.accumulate(np.where(mask, pred, np.inf), axis=1)  # (B, T)
+    first_good = first_index(gap <= eps, mask)  # (B,)
+    running_min = np.minimum.accumulate(np.where(mask, pred, np.inf),
+                                        axis=1)  # (B, T)
     before = running_min[np.arange(len(pred)), np.maximum(first_good - 1, 0)]
     return np.where(first_good > 0, before, np.inf)
 
 
 def conformal_threshold(scores: np.ndarray, alpha: float) -> float:
-    """tau_hat = s_(k), k = floor(alpha (n + 1)); -inf when k = 0 (never stop on the prediction)."""
+    """tau_hat = s_(k), k = floor(alpha (n + 1)); -inf when k = 0 (never stop on
+    the prediction)."""
     scores = np.asarray(scores, float)
     if scores.ndim != 1 or scores.size == 0:
         raise ValueError(f"scores must be a non-empty 1-d array, got shape {scores.shape}")
@@ -142,11 +145,13 @@ def kth_incumbent_outcome(batch: TrajectoryBatch, k: int, eps: float) -> dict[st
             "work_saved": 1.0 - work / work_ref, "wall": wall, "wall_ref": wall_ref}
 
 
-def stop_on_prediction(batch: TrajectoryBatch, pred: np.ndarray, threshold: float, eps: float,
+def stop_on_prediction(batch: TrajectoryBatch, pred: np.ndarray,
+                       threshold: float, eps: float,
                        strict: bool = True) -> np.ndarray:
-    """Stop at the first checkpoint with g_hat < threshold (g_hat <= threshold if not strict),
-    or when the solver reaches gap <= eps by itself. The conformal rule uses the calibrated
-    tau_hat (strict); the uncalibrated rule uses threshold = eps ("predicted gap <= eps")."""
+    """Stop at the first checkpoint with g_hat < threshold (g_hat <= threshold
+    if not strict), or when the solver reaches gap <= eps by itself. The
+    conformal rule uses the calibrated tau_hat (strict); the uncalibrated rule
+    uses threshold = eps ("predicted gap <= eps")."""
     if pred.shape != batch.mask.shape:
         raise ValueError(f"pred must have shape {batch.mask.shape}, got {pred.shape}")
     fire = pred < threshold if strict else pred <= threshold

@@ -38,20 +38,24 @@ class FeatureState:
     def n_features(self) -> int:
         return 3 + 2 * self.rates.size
 
-    def step(self, upper: np.ndarray, lower: np.ndarray, work: np.ndarray) -> np.ndarray:
+    def step(self, upper: np.ndarray, lower: np.ndarray,
+             work: np.ndarray) -> np.ndarray:
         """Advance one checkpoint; returns the raw covariates, shape (B, 3 + 2R)."""
         u = np.clip(np.asarray(upper, float), -self.max_bound, self.max_bound)
         l_ = np.clip(np.asarray(lower, float), -self.max_bound, self.max_bound)
         t = np.asarray(work, float) * SECONDS_PER_CHECKPOINT
         if self.mean_l is None:
-            self.mean_l = np.repeat(l_[:, None], self.rates.size, axis=1)  # (B,) -> (B, R)
+            # (B,) -> (B, R)
+            self.mean_l = np.repeat(l_[:, None], self.rates.size, axis=1)
             self.mean_u = np.repeat(u[:, None], self.rates.size, axis=1)
         else:
-            decay = np.exp(-self.rates[None, :] * (t - self.last_time)[:, None])  # (B, R)
+            # (B, R)
+            decay = np.exp(-self.rates[None, :] * (t - self.last_time)[:, None])
             self.mean_l = (decay * self.mean_l + l_[:, None]) / (decay + 1.0)
             self.mean_u = (decay * self.mean_u + u[:, None]) / (decay + 1.0)
         self.last_time = t
-        return np.concatenate([l_[:, None], u[:, None], t[:, None], self.mean_l, self.mean_u], axis=1)
+        return np.concatenate([l_[:, None], u[:, None], t[:, None],
+                               self.mean_l, self.mean_u], axis=1)
 
 
 def trajectory_features(upper: np.ndarray, lower: np.ndarray, work: np.ndarray,

@@ -39,8 +39,9 @@ class GapLSTM(nn.Module):
         self.head = nn.Linear(hidden, 1)
 
     def forward(self, x: torch.Tensor, alg_gap: torch.Tensor, state=None):
-        """`x` (B, T, F) normalised covariates, `alg_gap` (B, T) = U - L in raw units.
-        Returns the predicted gap (B, T) and the recurrent state (for online use)."""
+        """`x` (B, T, F) normalised covariates, `alg_gap` (B, T) = U - L in raw
+        units. Returns the predicted gap (B, T) and the recurrent state (for
+        online use)."""
         if x.dim() != 3 or x.shape[-1] != self.n_features:
             raise ValueError(f"x must have shape (B, T, {self.n_features}), got {tuple(x.shape)}")
         if alg_gap.shape != x.shape[:2]:
@@ -62,14 +63,14 @@ def rescaled_mse(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor,
     return ((pred - target) ** 2 * weight).sum() / mask.float().sum().clamp_min(1.0)
 
 
-def band_l1(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, eps: float,
-            band_weight: float = 10.0) -> torch.Tensor:
-    """The release's training loss for `rescaled_mse` configs (see the module docstring): relative
-    absolute error |g_hat - g| / (g + eps), with the valid steps whose true gap lies in
-    [eps/10, 10 eps] sharing weight band_weight / (band_weight + 1) and the others
-    1 / (band_weight + 1).
-    Counts are taken over the valid steps of the batch (the release counts per time step over padded
-    sequences); the mean is over valid steps."""
+def band_l1(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor,
+            eps: float, band_weight: float = 10.0) -> torch.Tensor:
+    """The release's training loss for `rescaled_mse` configs (see the module
+    docstring): relative absolute error |g_hat - g| / (g + eps), with the valid
+    steps whose true gap lies in [eps/10, 10 eps] sharing weight
+    band_weight / (band_weight + 1) and the others 1 / (band_weight + 1).
+    Counts are taken over the valid steps of the batch (the release counts per
+    time step over padded sequences); the mean is over valid steps."""
     if pred.shape != target.shape or pred.shape != mask.shape:
         raise ValueError(f"pred, target, mask must share a shape, got {tuple(pred.shape)}, "
                          f"{tuple(target.shape)}, {tuple(mask.shape)}")
@@ -77,7 +78,8 @@ def band_l1(pred: torch.Tensor, target: torch.Tensor, mask: torch.Tensor, eps: f
         raise ValueError(f"need eps > 0 and band_weight >= 0, got eps={eps}, band_weight={band_weight}")
     valid = mask.float()
     gap = target.clamp_min(0.0)
-    in_band = ((gap >= eps / 10.0) & (gap <= 10.0 * eps)).float() * valid   # (B, T)
+    # (B, T)
+    in_band = ((gap >= eps / 10.0) & (gap <= 10.0 * eps)).float() * valid
     outside = valid - in_band
     weight = (band_weight * in_band / (in_band.sum() + 1.0)
               + outside / (outside.sum() + 1.0)) / (band_weight + 1.0)

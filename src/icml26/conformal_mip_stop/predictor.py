@@ -70,10 +70,12 @@ class OnlineStopper:
     @torch.no_grad()
     def __call__(self, upper: float, lower: float, work: int) -> bool:
         p = self.predictor
-        raw = self.state.step(np.array([upper]), np.array([lower]), np.array([work]))  # (1, F)
+        raw = self.state.step(np.array([upper]), np.array([lower]),
+                              np.array([work]))  # (1, F)
         x = torch.as_tensor(p.normalizer(raw)[None], dtype=torch.float32,
                             device=p.device)  # (1, F) -> (1, 1, F)
-        alg = torch.tensor([[upper - lower]], dtype=torch.float32, device=p.device)        # (1, 1)
+        alg = torch.tensor([[upper - lower]], dtype=torch.float32,
+                           device=p.device)  # (1, 1)
         pred, self.hidden = p.model(x, alg, self.hidden)
         value = float(pred[0, 0])
         self.predictions.append(value)

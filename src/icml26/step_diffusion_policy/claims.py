@@ -82,17 +82,20 @@ def _episodes(values, what: str) -> list[float]:
     return per_seed_values(values, what, min_count=MIN_ITEMS)
 
 
-def trained_comparison(method_per_seed, baseline_per_seed, min_gain: float, what: str) -> dict:
-    """Rule 1 for one comparison of trained methods: per seed, the paired gain over the episodes
-    (method minus baseline, same start states; `paired_gain` decides that seed); over >= MIN_SEEDS
-    seeds, `replicated_status` on the per-seed gains (holds when gain > 0; PARTLY when a seed's
-    gain is under `min_gain`). Fewer seeds -> INCONCLUSIVE. `fragile` by rule 5 (across seeds,
-    or a bootstrap over the episodes of a single seed)."""
+def trained_comparison(method_per_seed, baseline_per_seed, min_gain: float,
+                       what: str) -> dict:
+    """Rule 1 for one comparison of trained methods: per seed, the paired gain
+    over the episodes (method minus baseline, same start states; `paired_gain`
+    decides that seed); over >= MIN_SEEDS seeds, `replicated_status` on the
+    per-seed gains (holds when gain > 0; PARTLY when a seed's gain is under
+    `min_gain`). Fewer seeds -> INCONCLUSIVE. `fragile` by rule 5 (across
+    seeds, or a bootstrap over the episodes of a single seed)."""
     if len(method_per_seed) != len(baseline_per_seed) or not len(method_per_seed):
         raise ValueError(f"{what}: one list of episodes per seed for each arm, got {len(method_per_seed)} and "
                          f"{len(baseline_per_seed)}")
-    seeds = [paired_gain(_episodes(m, f"{what}: method episodes"), _episodes(b, f"{what}: baseline episodes"),
-                         min_gain) for m, b in zip(method_per_seed, baseline_per_seed)]
+    seeds = [paired_gain(_episodes(m, f"{what}: method episodes"),
+                         _episodes(b, f"{what}: baseline episodes"), min_gain)
+             for m, b in zip(method_per_seed, baseline_per_seed)]
     gains = [s["gain"] for s in seeds]
     floor = all(s["floor_or_ceiling"] for s in seeds)
     if floor:
@@ -104,10 +107,13 @@ def trained_comparison(method_per_seed, baseline_per_seed, min_gain: float, what
     if len(gains) >= 2:
         fragile = is_fragile(gains, 0.0, seed_statuses([g > 0 for g in gains]))
     else:
-        diffs = [x - y for x, y in zip(method_per_seed[0], baseline_per_seed[0])]
+        diffs = [x - y for x, y in zip(method_per_seed[0],
+                                       baseline_per_seed[0])]
         fragile = is_fragile(gains, 0.0, items=diffs)
-    return {"status": status, "gains": gains, "mean_gain": float(np.mean(gains)), "per_seed": seeds,
-            "fragile": bool(fragile), "floor_or_ceiling": floor, "n_seeds": len(gains)}
+    return {"status": status, "gains": gains,
+            "mean_gain": float(np.mean(gains)), "per_seed": seeds,
+            "fragile": bool(fragile), "floor_or_ceiling": floor,
+            "n_seeds": len(gains)}
 
 
 def _seed_note(res: dict) -> str:

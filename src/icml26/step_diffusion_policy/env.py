@@ -85,8 +85,8 @@ class ObstacleReach2D:
         return torch.cat([self.pos, self.layout.goal, self.layout.center], -1)
 
     def step(self, target: torch.Tensor) -> torch.Tensor:
-        """Move toward `target` (B, 2) by at most `max_speed`; finished episodes stay frozen.
-        Returns the new positions (B, 2)."""
+        """Move toward `target` (B, 2) by at most `max_speed`; finished
+        episodes stay frozen. Returns the new positions (B, 2)."""
         if target.shape != self.pos.shape:
             raise ValueError(f"target must have shape {tuple(self.pos.shape)}, got {tuple(target.shape)}")
         active = ~self.done
@@ -95,13 +95,16 @@ class ObstacleReach2D:
         move = delta * (self.max_speed / dist.clamp_min(1e-12)).clamp(max=1.0)
         move = torch.where(dist < self.dead_band, torch.zeros_like(move), move)
         new = torch.where(active.unsqueeze(-1), self.pos + move, self.pos)
-        hit = segment_hits_disc(self.pos, new, self.layout.center, self.radius) & active
+        hit = segment_hits_disc(self.pos, new, self.layout.center,
+                                self.radius) & active
         moved = (new - self.pos).norm(dim=-1) > 1e-6
-        self.still = torch.where(active & ~moved, self.still + 1, torch.zeros_like(self.still))
+        self.still = torch.where(active & ~moved, self.still + 1,
+                                 torch.zeros_like(self.still))
         self.stalled |= self.still >= 10
         self.pos = new
         self.collided |= hit
-        self.success |= active & ~hit & ((new - self.layout.goal).norm(dim=-1) < self.goal_tol)
+        self.success |= active & ~hit & (
+            (new - self.layout.goal).norm(dim=-1) < self.goal_tol)
         self.t += 1
         return self.pos
 

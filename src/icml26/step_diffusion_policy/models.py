@@ -142,12 +142,17 @@ class ActionPredictorTransformer(nn.Module):
         if obs.dim() != 3 or obs.shape[1:] != (self.obs_horizon, self.obs_dim) or obs.shape[0] != prev_action.shape[0]:
             raise ValueError(f"obs must be (B, {self.obs_horizon}, {self.obs_dim}), got {tuple(obs.shape)}")
         # region: predictor forward
-        if self.use_history:  # spatiotemporal: keys/values from the executed actions and the observations
-            cond = torch.cat([self.prev_emb(prev_action), self.obs_emb(obs)], 1) + self.pos  # (B, H_p+T_o, d)
+        # spatiotemporal: keys/values from the executed actions and the
+        # observations
+        if self.use_history:
+            cond = torch.cat([self.prev_emb(prev_action), self.obs_emb(obs)],
+                             1) + self.pos  # (B, H_p+T_o, d)
         else:  # spatial only: keys/values from the observations alone
             cond = self.obs_emb(obs) + self.pos[:, self.prev_horizon:]  # (B, T_o, d)
         memory = self.encoder(cond)
-        q = self.queries.expand(prev_action.shape[0], -1, -1)  # (B, H, d): the action queries
-        # each block: self-attention among the action queries, cross-attention to the condition, FFN
+        # (B, H, d): the action queries
+        q = self.queries.expand(prev_action.shape[0], -1, -1)
+        # each block: self-attention among the action queries, cross-attention
+        # to the condition, FFN
         return self.head(self.decoder(q, memory))  # (B, H, d_a)
         # endregion

@@ -29,11 +29,15 @@ STARTS = ("noise", "predictor", "reuse")
 STARTUPS = ("predictor", "noise", "full")
 
 
-def diffusion_loss(model, scheduler, batch_obs, batch_action, generator) -> torch.Tensor:
-    """L_DP = E_{k, eps} || eps - eps_theta(sqrt(abar_k) A^0 + sqrt(1-abar_k) eps, k, o) ||^2."""
+def diffusion_loss(model, scheduler, batch_obs, batch_action,
+                   generator) -> torch.Tensor:
+    """L_DP = E_{k, eps} || eps - eps_theta(sqrt(abar_k) A^0
+    + sqrt(1-abar_k) eps, k, o) ||^2."""
     B = batch_action.shape[0]
-    k = torch.randint(0, scheduler.config.num_train_timesteps, (B,), generator=generator, device=batch_action.device)
-    eps = torch.randn(batch_action.shape, generator=generator, device=batch_action.device)
+    k = torch.randint(0, scheduler.config.num_train_timesteps, (B,),
+                      generator=generator, device=batch_action.device)
+    eps = torch.randn(batch_action.shape, generator=generator,
+                      device=batch_action.device)
     noisy = scheduler.add_noise(batch_action, eps, k)
     return F.mse_loss(model(noisy, k, batch_obs), eps)
 
@@ -43,17 +47,21 @@ def predictor_loss(model, batch_prev, batch_obs, batch_action) -> torch.Tensor:
     return F.mse_loss(model(batch_prev, batch_obs), batch_action)
 
 
-def _fit(loss_fn, model, n_data, steps, batch, lr, generator, desc) -> list[float]:
-    """AdamW (wd 1e-4) with linear warm-up then cosine decay; minibatches drawn with `generator`."""
+def _fit(loss_fn, model, n_data, steps, batch, lr, generator,
+         desc) -> list[float]:
+    """AdamW (wd 1e-4) with linear warm-up then cosine decay; minibatches drawn
+    with `generator`."""
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     warm = max(1, min(500, steps // 10))
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
+        opt, lambda s: (min(1.0, (s + 1) / warm) * 0.5
+                        * (1 + math.cos(math.pi * min(1.0, s / steps)))))
     model.train()
     losses = []
     dev = next(model.parameters()).device
     for _ in progress(range(steps), desc=desc, leave=False):
-        idx = torch.randint(0, n_data, (batch,), generator=generator, device=dev)
+        idx = torch.randint(0, n_data, (batch,), generator=generator,
+                            device=dev)
         loss = loss_fn(idx)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -146,13 +154,15 @@ class MethodSpec:
 
 
 def method_specs(config: StepConfig) -> dict[str, MethodSpec]:
-    """The chapter's methods, side by side (all with the same denoiser). DDIM-K is the official
-    evaluation's DDIM configuration (leading spacing: K=2 -> [50, 0]); the trailing spacing,
-    the predictor alone and action reuse are extensions and diagnostics."""
+    """The chapter's methods, side by side (all with the same denoiser). DDIM-K
+    is the official evaluation's DDIM configuration (leading spacing: K=2 ->
+    [50, 0]); the trailing spacing, the predictor alone and action reuse are
+    extensions and diagnostics."""
     K, full, s = config.refine_steps, config.num_train_timesteps, config.sampler
     specs = [MethodSpec(f"DDPM-{full}", "noise", full, "ddpm"),
              MethodSpec(f"DDIM-{K}", "noise", K, "ddim", "leading"),
-             MethodSpec(f"Spatial-only-{K}", "predictor", K, s, perturb=True, predictor="spatial"),
+             MethodSpec(f"Spatial-only-{K}", "predictor", K, s, perturb=True,
+                        predictor="spatial"),
              MethodSpec(f"STEP-{K}", "predictor", K, s, perturb=True),
              MethodSpec(f"DDIM-{K} trailing", "noise", K, "ddim", "trailing"),
              MethodSpec(f"Reuse-{K}", "reuse", K, s),
@@ -205,10 +215,13 @@ class ChunkPolicy:
             A = self.predictor(self.prev_exec, obs)  # Â_t (B, H, d_a): the warm start
             if spec.steps:
                 if spec.perturb:  # stall test on the two latest chunks (raw units)
-                    A, stalled = stall_perturbation(A, self.cache, self.older, c.stall_threshold, c.sigma_scale,
-                                                    c.sigma_stall, self.g)
+                    A, stalled = stall_perturbation(
+                        A, self.cache, self.older, c.stall_threshold,
+                        c.sigma_scale, c.sigma_stall, self.g)
                     self.n_stalled += int(stalled.sum())
-                A = warm_start_refine(t.denoiser, self.scheduler, spec.steps, obs, A, self.g)  # noise to tau_1, K' steps
+                # noise to tau_1, K' steps
+                A = warm_start_refine(t.denoiser, self.scheduler, spec.steps,
+                                      obs, A, self.g)
             # endregion
         elif self.prev_chunk is None:
             A = sample_from_noise(t.denoiser, self.first, spec.steps, obs, c.pred_horizon, ACTION_DIM, self.g)

@@ -10,19 +10,23 @@ from diffusers import DDIMScheduler, DDPMScheduler
 SPACINGS = ("leading", "trailing")
 
 
-def make_scheduler(kind: str, num_train_timesteps: int = 100, spacing: str = "leading"):
+def make_scheduler(kind: str, num_train_timesteps: int = 100,
+                   spacing: str = "leading"):
     """The paper's noise schedule: `DDPMScheduler(num_train_timesteps=100,
-    beta_schedule='squaredcos_cap_v2', clip_sample=True, prediction_type='epsilon')`, or the
-    DDIM scheduler on the same betas (deterministic, eta=0). `spacing` places the K' inference
-    timesteps ('leading': K'=2 -> [50, 0]; 'trailing': [99, 49])."""
+    beta_schedule='squaredcos_cap_v2', clip_sample=True,
+    prediction_type='epsilon')`, or the DDIM scheduler on the same betas
+    (deterministic, eta=0). `spacing` places the K' inference timesteps
+    ('leading': K'=2 -> [50, 0]; 'trailing': [99, 49])."""
     if spacing not in SPACINGS:
         raise ValueError(f"unknown timestep spacing {spacing!r}; valid: {', '.join(SPACINGS)}")
-    common = dict(num_train_timesteps=num_train_timesteps, beta_schedule="squaredcos_cap_v2", clip_sample=True,
+    common = dict(num_train_timesteps=num_train_timesteps,
+                  beta_schedule="squaredcos_cap_v2", clip_sample=True,
                   prediction_type="epsilon", timestep_spacing=spacing)
     if kind == "ddpm":
         return DDPMScheduler(**common)
     if kind == "ddim":
-        # the official evaluation's DDIM: set_alpha_to_one=True, steps_offset=0, default (leading) spacing
+        # the official evaluation's DDIM: set_alpha_to_one=True,
+        # steps_offset=0, default (leading) spacing
         return DDIMScheduler(**common, set_alpha_to_one=True, steps_offset=0)
     raise ValueError(f"unknown sampler {kind!r}; valid samplers: ddpm, ddim")
 
@@ -62,11 +66,13 @@ def sample_from_noise(model, scheduler, steps: int, obs: torch.Tensor, horizon: 
     return denoise(model, scheduler, x, obs, generator)
 
 
-def warm_start_refine(model, scheduler, steps: int, obs: torch.Tensor, warm: torch.Tensor,
-                      generator: torch.Generator | None = None, keep: bool = False,
-                      noise: torch.Tensor | None = None):
-    """STEP's warm-started refinement: with K'=`steps` inference timesteps tau_1 > ... ,
-    noise the warm start to tau_1, A^{tau_1} = sqrt(abar_{tau_1}) Ã + sqrt(1 - abar_{tau_1}) eps
+def warm_start_refine(model, scheduler, steps: int, obs: torch.Tensor,
+                      warm: torch.Tensor,
+                      generator: torch.Generator | None = None,
+                      keep: bool = False, noise: torch.Tensor | None = None):
+    """STEP's warm-started refinement: with K'=`steps` inference timesteps
+    tau_1 > ... , noise the warm start to tau_1,
+    A^{tau_1} = sqrt(abar_{tau_1}) Ã + sqrt(1 - abar_{tau_1}) eps
     (`scheduler.add_noise`), then run the K' reverse steps from there."""
     timesteps = set_steps(scheduler, steps)
     if noise is None:
@@ -83,12 +89,16 @@ def chunk_change(cache: torch.Tensor, older: torch.Tensor) -> torch.Tensor:
     return (cache - older).flatten(1).norm(dim=1)
 
 
-def stall_perturbation(warm: torch.Tensor, cache: torch.Tensor, older: torch.Tensor, eps_a: float,
-                       sigma: float, sigma_stall: float, generator: torch.Generator | None = None):
-    """STEP's velocity-aware perturbation: stall if ||A_cache - A_{t-2H}|| < eps_a (the two latest
-    action chunks barely differ); then the warm start is A~ = sigma * Â + sigma_t * xi with
-    (sigma, sigma_t) = (sigma, sigma_stall) when stalled and (1, 0) otherwise, xi ~ N(0, I).
-    warm (B, H, d_a) normalised; cache, older (B, H, d_a) raw. Returns (A~, stalled (B,))."""
+def stall_perturbation(warm: torch.Tensor, cache: torch.Tensor,
+                       older: torch.Tensor, eps_a: float, sigma: float,
+                       sigma_stall: float,
+                       generator: torch.Generator | None = None):
+    """STEP's velocity-aware perturbation: stall if
+    ||A_cache - A_{t-2H}|| < eps_a (the two latest action chunks barely
+    differ); then the warm start is A~ = sigma * Â + sigma_t * xi with
+    (sigma, sigma_t) = (sigma, sigma_stall) when stalled and (1, 0) otherwise,
+    xi ~ N(0, I). warm (B, H, d_a) normalised; cache, older (B, H, d_a) raw.
+    Returns (A~, stalled (B,))."""
     stalled = chunk_change(cache, older) < eps_a  # (B,)
     xi = torch.randn(warm.shape, generator=generator, device=warm.device)
     m = stalled[:, None, None].to(warm.dtype)  # (B, 1, 1)
