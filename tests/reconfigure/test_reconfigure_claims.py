@@ -86,6 +86,11 @@ def test_c3_per_body_over_seeds():
     s = cl.decide_c3([sub(0.6)] * 3, [sub(0.5)] * 3, oracle, [0.0, 1e-9, 0.0])
     assert s.status == INCONCLUSIVE and "bug" in s.reason
     assert cl.decide_c3([sub(0.6)] * 2, [sub(0.5)] * 2, oracle[:2], leak[:2]).status == INCONCLUSIVE
+    # seeds that disagree on every body: undecided, and the reason names the budget that would decide
+    split = [sub(0.6), sub(0.4), sub(0.6)]
+    s = cl.decide_c3(split, [sub(0.5)] * 3, oracle, leak)
+    assert s.status == INCONCLUSIVE and "no body is helped consistently" in s.reason
+    assert "full preset (5 seeds, 200 PPO iterations on 2,048 environments)" in s.reason
 
 
 def test_c4_against_the_chance_baseline():

@@ -127,6 +127,18 @@ def decide_c2(ours, codesign, random, first_share) -> ClaimStatus:
                        ours, codesign, random, first_share, "best co-designed body")
 
 
+def _full_budget() -> str:
+    """The `full` preset's budget, named where a claim waits for it."""
+    from .config import PRESETS
+
+    full = PRESETS["full"]
+    return (f"the full preset ({full.n_seeds} seeds, {full.ppo_iters} PPO iterations on "
+            f"{full.n_envs:,} environments)")
+
+
+_FULL_BUDGET = _full_budget()
+
+
 def decide_c3(split: Sequence[Mapping[str, float]], no_split: Sequence[Mapping[str, float]],
               oracle: Sequence[Mapping[str, float]], leak: Sequence[float]) -> ClaimStatus:
     """C3: multi-tail primitives keep design and control apart. Test: removing the split hurts, per
@@ -165,7 +177,8 @@ def decide_c3(split: Sequence[Mapping[str, float]], no_split: Sequence[Mapping[s
     else:
         reason = "; ".join(f"{b}: {s}" for b, s in per_body.items())
         reason = (f"the split helps {', '.join(helped)} and not the others ({reason})" if helped
-                  else f"the split helps no body in every seed ({reason})")
+                  else f"no body is helped consistently over the seeds ({reason}); {_FULL_BUDGET} "
+                       f"would settle it")
     return ClaimStatus("C3", claim, status, figs, rule, reason, fragile, checks)
 
 
