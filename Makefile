@@ -99,8 +99,11 @@ nbval: setup
 # The reader-path tests (tests/browser) check the offline build, so `make test` builds it with
 # OFFLINE=1: the strict build and the browser test share one build.
 browser: override OFFLINE = 1
+# Two workers, a test file each at a time (--dist loadfile): the Colab install test (installs and
+# smoke runs) and the page checks in Chromium overlap. Old screenshots are cleared here, once.
 browser: book-strict slides
-	ICML26_BROWSER=1 TQDM_DISABLE=1 $(VENV)/bin/pytest tests/browser -p no:xdist -q -rA --durations=0
+	rm -f _build/screenshots/*.png
+	ICML26_BROWSER=1 TQDM_DISABLE=1 $(VENV)/bin/pytest tests/browser -n $(JOBS) --dist loadfile -q -rA --durations=0
 
 test: override OFFLINE = 1
 # The Colab edition: every chapter with its MyST turned into markdown that Jupyter and Colab render,
