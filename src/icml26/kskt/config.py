@@ -109,7 +109,7 @@ PRESETS: dict[str, KSKTConfig] = {
 }
 
 EXPECTED_TIME = {"smoke": "a few seconds on 2 CPU cores", "reduced": "about 90 s on 2 CPU cores (3 seeds, 80 steps)",
-                 "evidence": "about 4 minutes on 2 CPU cores (5 seeds, 360 steps)",
+                 "evidence": "about 8 minutes on 2 CPU cores (5 seeds, 360 steps)",
                  "full": "about 2 hours on an A100 with >= 40 GB, estimated (downloads Qwen3-0.6B; "
                          "both models and their AdamW states sit on the GPU: too big for a 16 GB T4)"}
 

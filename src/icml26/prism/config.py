@@ -114,7 +114,7 @@ PRESETS: dict[str, PrismConfig] = {
 }
 
 EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 1.5 minutes on 2 CPU cores (3 seeds, at most 150 steps)",
-                 "evidence": "about 5 minutes on 2 CPU cores (3 seeds)",
+                 "evidence": "about 7 minutes on 2 CPU cores (3 seeds)",
                  "full": "about 45 minutes on one GPU (3 seeds, estimated)"}
 
 
