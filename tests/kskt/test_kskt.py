@@ -382,13 +382,13 @@ def test_release_schedule_restarts_each_phase(monkeypatch):
     """schedule='release': each phase starts at its peak LR with a fresh AdamW and decays toward 0;
     'v1' keeps one optimizer and a 10 % floor."""
     from icml26.kskt import train as T
-    cfg = get_config("reduced")
+    cfg = get_config("evidence")  # phases of 180/90/90 steps: the last step of each is near 0
     lrs = [T.lr_at(i, cfg) for i in range(cfg.total_steps)]
     starts = [0, cfg.phase_steps[0], cfg.phase_steps[0] + cfg.phase_steps[1]]
     for ph, st in enumerate(starts[1:], 1):
         assert lrs[st] == (ph, pytest.approx(cfg.lr * T.PHASE_LR_SCALE[ph]))
         assert 0 < lrs[st - 1][1] < 0.05 * cfg.lr * T.PHASE_LR_SCALE[ph - 1]
-    v1 = get_config("reduced", schedule="v1")
+    v1 = get_config("evidence", schedule="v1")
     assert T.lr_at(starts[1] - 1, v1)[1] == pytest.approx(0.1 * cfg.lr)
     with pytest.raises(ValueError, match="schedule"):
         get_config("smoke", schedule="cosine")
