@@ -37,3 +37,17 @@ def test_the_rule():
     assert slides.tag_notebook(nb) == 2
     assert [c.metadata["slideshow"]["slide_type"] for c in nb.cells] == ["slide", "slide", "fragment"]
     assert slides.untagged_cells(nb) == []
+
+
+def test_the_decks_leave_out_glue_outputs():
+    import nbformat
+
+    from icml26.common.glued import GLUE_MIME, GLUE_PREFIX
+    from icml26.slides import drop_glue_outputs
+
+    glued = nbformat.v4.new_output("display_data", data={GLUE_MIME: "'150'"},
+                                   metadata={"scrapbook": {"name": "steps", "mime_prefix": GLUE_PREFIX}})
+    shown = nbformat.v4.new_output("stream", text="seed 0\n")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("glue('steps', 150)")])
+    nb.cells[0].outputs = [glued, shown]
+    assert drop_glue_outputs(nb) == 1 and nb.cells[0].outputs == [shown]

@@ -77,6 +77,18 @@ def tag_chapters(slugs=SLUGS, keep_existing: bool = True) -> dict[str, int]:
     return done
 
 
+def drop_glue_outputs(nb) -> int:
+    """Remove the stored glue outputs (icml26.common.glue): their figures are pasted into the markdown
+    already, and nbconvert has nothing to show for them. Returns how many were removed."""
+    removed = 0
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            kept = [o for o in cell.outputs if "scrapbook" not in o.get("metadata", {})]
+            removed += len(cell.outputs) - len(kept)
+            cell.outputs = kept
+    return removed
+
+
 def vendor_assets(out: Path) -> Path:
     """reveal.js, MathJax and require.js (the book's pinned npm copies) under out/_vendor."""
     sys.path.insert(0, str(project_root() / "book" / "vendor"))
@@ -123,6 +135,7 @@ def write_slides(slugs=SLUGS, source: Path | None = None, out: Path | None = Non
         nb = nbformat.read(path, as_version=4)
         tag_notebook(nb)  # a cell without a stored tag gets the rule's (tests/test_slide_tags.py wants them stored)
         nb.metadata.pop("widgets", None)  # widget state needs the online widget manager; the deck is static
+        drop_glue_outputs(nb)
         body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": slug}})
         target = out / f"{slug}.slides.html"
         target.write_text(body, encoding="utf-8")
