@@ -19,8 +19,10 @@ TEST_SEED, VAL_SEED = 123, 999  # the test clips (held-out templates) and the va
 
 
 def budget(task_idx: torch.Tensor) -> torch.Tensor:
-    """Budget lookup c* -> tier: counting -> high-res tier H, temporal -> many-frame tier L."""
-    table = torch.tensor([BUDGET_TABLE[t] for t in TASKS], device=task_idx.device)
+    """Budget lookup c* -> tier: counting -> high-res tier H, temporal ->
+    many-frame tier L."""
+    table = torch.tensor([BUDGET_TABLE[t] for t in TASKS],
+                         device=task_idx.device)
     return table[task_idx]
 
 
@@ -103,8 +105,8 @@ class Training:
 
 
 def converged_now(val_acc: list, patience: int, min_delta: float) -> bool:
-    """The convergence rule: no improvement of at least `min_delta` over the best earlier value
-    in the last `patience` evaluations."""
+    """The convergence rule: no improvement of at least `min_delta` over the
+    best earlier value in the last `patience` evaluations."""
     if patience < 1 or min_delta < 0:
         raise ValueError("patience must be >= 1 and min_delta >= 0")
     if len(val_acc) <= patience:
@@ -129,7 +131,8 @@ def train_model(model: VideoLM, routing: Routing, ind, c: TAMConfig, vocab, devi
     for step in progress(range(1, c.steps + 1), desc=desc, leave=False):
         # region: update step
         video, ids, lens, gold, answers = batch(c, vocab, c.batch, gen, rng, device)
-        task, tier, probs = routing(ind, ids, gold)  # Inductor (or fixed) picks head, tier, gate input
+        # Inductor (or fixed) picks head, tier, gate input
+        task, tier, probs = routing(ind, ids, gold)
         logits, w = model(video, ids, lens, task, tier, probs)
         loss = head_loss(logits, task, answers)
         opt.zero_grad()
@@ -147,13 +150,15 @@ def train_model(model: VideoLM, routing: Routing, ind, c: TAMConfig, vocab, devi
         log.stopped_at = step
         # region: convergence rule
         if step % c.eval_every == 0 or step == c.steps:
-            val = evaluate(model, routing, ind, c, vocab, device, seed=VAL_SEED, n=c.n_val, split="train")["mean"]
+            val = evaluate(model, routing, ind, c, vocab, device,
+                           seed=VAL_SEED, n=c.n_val, split="train")["mean"]
             model.train()
             log.val_steps.append(step)
             log.val_acc.append(val)
             if val > best_val:  # keep the best weights seen so far
                 best_val, log.best_step = val, step
-                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+                best_state = {k: v.detach().clone()
+                              for k, v in model.state_dict().items()}
             if converged_now(log.val_acc, c.patience, c.min_delta):
                 log.converged = True
                 break

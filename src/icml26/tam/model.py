@@ -46,15 +46,18 @@ def frame_indices(n_native: int, n_frames: int, device=None) -> torch.Tensor:
     return (torch.arange(n_frames, device=device) * step + step / 2).long().clamp(max=n_native - 1)
 
 
-def sample_frames(video: torch.Tensor, n_frames: int, side: int) -> torch.Tensor:
-    """Budgeted frame sampler: (B, T, S, S) -> (B, n_frames, side, side), area resize."""
+def sample_frames(video: torch.Tensor, n_frames: int,
+                  side: int) -> torch.Tensor:
+    """Budgeted frame sampler: (B, T, S, S) -> (B, n_frames, side, side),
+    area resize."""
     if video.dim() != 4 or video.shape[-1] != video.shape[-2]:
         raise ValueError(f"video must have shape (B, T, S, S), got {tuple(video.shape)}")
     if not 1 <= side <= video.shape[-1]:
         raise ValueError(f"side must lie in [1, {video.shape[-1]}], got {side}")
     idx = frame_indices(video.shape[1], n_frames, video.device)
     x = video[:, idx]  # (B, n_f, S, S)
-    return F.interpolate(x, size=(side, side), mode="area")  # (B, n_f, side, side)
+    # (B, n_f, side, side)
+    return F.interpolate(x, size=(side, side), mode="area")
 
 
 def _siglip(c: TAMConfig) -> SiglipVisionModel:
@@ -75,18 +78,25 @@ class SoftMoEEncoder(nn.Module):
         self.experts = nn.ModuleList([_siglip(c) for _ in range(n_experts)])
         self.gate = nn.Linear(n_tasks + 2, n_experts)
 
-    def gate_weights(self, frames: torch.Tensor, task_probs: torch.Tensor) -> torch.Tensor:
-        """w in the simplex Delta^E from the Inductor's p(c|q) and pooled pixel statistics."""
-        pooled = torch.stack([frames.mean((1, 2, 3)), frames.std((1, 2, 3))], 1)  # (B, 2)
-        return torch.softmax(self.gate(torch.cat([task_probs, pooled], 1)), -1)  # (B, E)
+    def gate_weights(self, frames: torch.Tensor,
+                     task_probs: torch.Tensor) -> torch.Tensor:
+        """w in the simplex Delta^E from the Inductor's p(c|q) and pooled pixel
+        statistics."""
+        pooled = torch.stack([frames.mean((1, 2, 3)),
+                              frames.std((1, 2, 3))], 1)  # (B, 2)
+        return torch.softmax(self.gate(torch.cat([task_probs, pooled], 1)),
+                             -1)  # (B, E)
 
-    def forward(self, frames: torch.Tensor, task_probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, frames: torch.Tensor,
+                task_probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         B, n_f, r, _ = frames.shape
         x = frames.reshape(B * n_f, 1, r, r)  # (B*n_f, 1, r, r): frames as images
         w = self.gate_weights(frames, task_probs)  # (B, E)
-        feats = torch.stack([e(pixel_values=x, interpolate_pos_encoding=True).last_hidden_state
-                             for e in self.experts], 1)  # (B*n_f, E, P, d)
-        feats = feats.view(B, n_f, len(self.experts), -1, feats.shape[-1])  # (B, n_f, E, P, d)
+        feats = torch.stack(
+            [e(pixel_values=x, interpolate_pos_encoding=True).last_hidden_state
+             for e in self.experts], 1)  # (B*n_f, E, P, d)
+        feats = feats.view(B, n_f, len(self.experts), -1,
+                           feats.shape[-1])  # (B, n_f, E, P, d)
         V = torch.einsum("be,bfepd->bfpd", w, feats)  # (B, n_f, P, d)
         return V, w
 
@@ -114,8 +124,10 @@ class VideoLM(nn.Module):
                                           num_key_value_heads=1, max_position_embeddings=256))
         self.heads = nn.ModuleList([nn.Linear(c.hidden, N_ANSWERS[t]) for t in TASKS])
 
-    def visual_tokens(self, video, tier_idx: torch.Tensor, task_probs) -> tuple[torch.Tensor, torch.Tensor]:
-        """Hard-gated pipelines: each sample runs only its tier's sampler and projector P_r."""
+    def visual_tokens(self, video, tier_idx: torch.Tensor,
+                      task_probs) -> tuple[torch.Tensor, torch.Tensor]:
+        """Hard-gated pipelines: each sample runs only its tier's sampler and
+        projector P_r."""
         B = video.shape[0]
         if tier_idx.shape != (B,) or tier_idx.min() < 0 or tier_idx.max() >= len(self.tiers):
             raise ValueError(f"tier_idx must be (B,) = ({B},) indices into {len(self.tiers)} tier(s)")
@@ -126,23 +138,28 @@ class VideoLM(nn.Module):
                 continue
             frames = sample_frames(video[sel], n_f, side)  # (b, n_f, side, side)
             V, w = self.encoder(frames, task_probs[sel])  # (b, n_f, P, d)
-            z = self.projectors[t](V + self.time_emb[t]).flatten(1, 2)  # (b, n_f*P, d) visual tokens
+            # (b, n_f*P, d) visual tokens
+            z = self.projectors[t](V + self.time_emb[t]).flatten(1, 2)
             if Z is None:
                 Z = video.new_zeros(B, z.shape[1], z.shape[2])
             if z.shape[1] != Z.shape[1]:
-                raise ValueError("all tiers must produce the same number of visual tokens")
+                raise ValueError("all tiers must produce the same number of "
+                                 "visual tokens")
             Z = Z.index_copy(0, sel, z)
             W = W.index_copy(0, sel, w)
         return Z, W
 
     def forward(self, video, ids, lens, task_idx, tier_idx, task_probs):
-        """Logits per task head -> list of (B, n_answers) plus gate weights (B, E)."""
+        """Logits per task head -> list of (B, n_answers) plus gate weights
+        (B, E)."""
         if video.shape[0] != ids.shape[0]:
             raise ValueError(f"batch mismatch: {video.shape[0]} videos vs {ids.shape[0]} queries")
         Z, W = self.visual_tokens(video, tier_idx, task_probs)  # (B, N_vis, d)
         q = self.llm.embed_tokens(ids)  # (B, L, d)
-        h = self.llm(inputs_embeds=torch.cat([q, Z], 1)).last_hidden_state  # (B, L + N_vis, d): [q ; Z]
-        pooled = h[:, q.shape[1]:].mean(1)  # (B, d) mean over the query-conditioned visual positions
+        # (B, L + N_vis, d): [q ; Z]
+        h = self.llm(inputs_embeds=torch.cat([q, Z], 1)).last_hidden_state
+        # (B, d) mean over the query-conditioned visual positions
+        pooled = h[:, q.shape[1]:].mean(1)
         return [head(pooled) for head in self.heads], W
 
     def n_visual_tokens(self) -> list[int]:

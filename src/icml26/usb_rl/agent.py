@@ -36,15 +36,19 @@ class PolicyPopulation(nn.Module):
         return torch.tanh(self.preactivation(s))
 
 
-def imagine(policy: PolicyPopulation, model: WorldModel, start: torch.Tensor, horizon: int,
-            noise: torch.Tensor | float = 0.0, generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
-    """Imagined rollouts of every policy from start states (P, M, d_s) for `horizon` steps.
+def imagine(policy: PolicyPopulation, model: WorldModel, start: torch.Tensor,
+            horizon: int, noise: torch.Tensor | float = 0.0,
+            generator: torch.Generator | None = None
+            ) -> dict[str, torch.Tensor]:
+    """Imagined rollouts of every policy from start states (P, M, d_s) for
+    `horizon` steps.
 
-    Actions are reparameterised, a = clip(pi(s) + noise * eps), so gradients flow from the
-    outcome through the model into the policy. Returns states (H+1, P, M, d_s), rewards and
-    cost probabilities (H, P, M) and the long-horizon outcomes
-    G^r = sum_k r_hat_k, G^c = sum_k c_hat_k (P, M) (undiscounted: the episode is imagined
-    whole, so no critic is needed to bootstrap the tail).
+    Actions are reparameterised, a = clip(pi(s) + noise * eps), so gradients
+    flow from the outcome through the model into the policy. Returns states
+    (H+1, P, M, d_s), rewards and cost probabilities (H, P, M) and the
+    long-horizon outcomes G^r = sum_k r_hat_k, G^c = sum_k c_hat_k (P, M)
+    (undiscounted: the episode is imagined whole, so no critic is needed to
+    bootstrap the tail).
     """
     if horizon < 1:
         raise ValueError(f"horizon must be >= 1, got {horizon}")
@@ -59,8 +63,10 @@ def imagine(policy: PolicyPopulation, model: WorldModel, start: torch.Tensor, ho
         a = a.clamp(-1.0, 1.0)
         s, r, c = model(s, a)
         states.append(s), rews.append(r), costs.append(c)
-    out = {"states": torch.stack(states), "rewards": torch.stack(rews), "costs": torch.stack(costs),
-           "saturation": torch.stack(sat).mean(0)}  # (P, M): mean z^2, kept small so tanh does not saturate
+    # saturation (P, M): mean z^2, kept small so tanh does not saturate
+    out = {"states": torch.stack(states), "rewards": torch.stack(rews),
+           "costs": torch.stack(costs),
+           "saturation": torch.stack(sat).mean(0)}
     out["G_r"], out["G_c"] = out["rewards"].sum(0), out["costs"].sum(0)
     return out
 
@@ -71,18 +77,22 @@ def linear_objective(g_r: torch.Tensor, g_c: torch.Tensor, lam: torch.Tensor | f
 
 
 def score_objective(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor,
-                    return_slope: float = 1.0, of_mean: bool = False) -> torch.Tensor:
-    """USB-RL's scalarisation J = S_psi(G^r, G^c) / k with the score's parameters frozen.
+                    return_slope: float = 1.0,
+                    of_mean: bool = False) -> torch.Tensor:
+    """USB-RL's scalarisation J = S_psi(G^r, G^c) / k with the score's
+    parameters frozen.
 
-    k = `return_slope` > 0 is a constant (the score's mean slope dS/dG^r on the current
-    outcomes): dividing by it expresses the score in return units, like the baselines'
-    G^r - lambda G^c, so the action regulariser shared by all agents weighs the same for
-    every agent. A positive constant does not change which outcome the score prefers.
+    k = `return_slope` > 0 is a constant (the score's mean slope dS/dG^r on
+    the current outcomes): dividing by it expresses the score in return units,
+    like the baselines' G^r - lambda G^c, so the action regulariser shared by
+    all agents weighs the same for every agent. A positive constant does not
+    change which outcome the score prefers.
 
-    Default: the score of every imagined outcome (its mean over rollouts is the *expected
-    score*, the per-trajectory RL objective). `of_mean=True` instead scores the mean outcome
-    over the last axis, S(E[G^r], E[G^c]), broadcast back to the input shape: the quantity the
-    baselines' linear objective and the reproduction check are functions of (a diagnostic of
+    Default: the score of every imagined outcome (its mean over rollouts is
+    the *expected score*, the per-trajectory RL objective). `of_mean=True`
+    instead scores the mean outcome over the last axis, S(E[G^r], E[G^c]),
+    broadcast back to the input shape: the quantity the baselines' linear
+    objective and the reproduction check are functions of (a diagnostic of
     the score's risk attitude; not the book default).
     """
     if not return_slope > 0:
@@ -91,7 +101,9 @@ def score_objective(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor,
         p.requires_grad_(False)
     try:
         if of_mean:
-            return (score(g_r.mean(-1, keepdim=True), g_c.mean(-1, keepdim=True)) / return_slope).expand_as(g_r)
+            return (score(g_r.mean(-1, keepdim=True),
+                          g_c.mean(-1, keepdim=True))
+                    / return_slope).expand_as(g_r)
         return score(g_r, g_c) / return_slope
     finally:
         for p in score.parameters():

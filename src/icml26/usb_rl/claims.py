@@ -46,21 +46,28 @@ CLAIMS = {
 }
 
 
-def monotonicity_violations(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor,
-                            n_grid: int = N_GRID, tol: float = MONOTONE_TOL) -> dict[str, int]:
-    """C1's two counts for one fitted score: (a) on an n_grid x n_grid grid over the batch's
-    outcome range, neighbours along G^r that lower S or along G^c that raise S; (b) dominance
-    pairs (D_ij = 1, exact order) of the batch with S(o_i) < S(o_j). A drop counts when > tol."""
+def monotonicity_violations(score: MonotoneScore, g_r: torch.Tensor,
+                            g_c: torch.Tensor, n_grid: int = N_GRID,
+                            tol: float = MONOTONE_TOL) -> dict[str, int]:
+    """C1's two counts for one fitted score: (a) on an n_grid x n_grid grid
+    over the batch's outcome range, neighbours along G^r that lower S or along
+    G^c that raise S; (b) dominance pairs (D_ij = 1, exact order) of the batch
+    with S(o_i) < S(o_j). A drop counts when > tol."""
     with torch.no_grad():
-        r = torch.linspace(float(g_r.min()), float(g_r.max()), n_grid, device=g_r.device)
-        c = torch.linspace(float(g_c.min()), float(g_c.max()), n_grid, device=g_c.device)
-        R, C = torch.meshgrid(r, c, indexing="ij")  # (n, n): rows more return, columns more cost
+        r = torch.linspace(float(g_r.min()), float(g_r.max()), n_grid,
+                           device=g_r.device)
+        c = torch.linspace(float(g_c.min()), float(g_c.max()), n_grid,
+                           device=g_c.device)
+        # (n, n): rows more return, columns more cost
+        R, C = torch.meshgrid(r, c, indexing="ij")
         s = score(R, C)  # (n, n)
-        grid = int((s[1:, :] < s[:-1, :] - tol).sum() + (s[:, 1:] > s[:, :-1] + tol).sum())
+        grid = int((s[1:, :] < s[:-1, :] - tol).sum()
+                   + (s[:, 1:] > s[:, :-1] + tol).sum())
         d = dominance_matrix(g_r, g_c, 0.0).bool()  # (B, B): o_i dominates o_j
         sb = score(g_r, g_c)  # (B,)
         pairs = int((d & (sb[:, None] < sb[None, :] - tol)).sum())
-    return {"grid": grid, "pairs": pairs, "n_pairs": int(d.sum()), "n_grid": 2 * n_grid * (n_grid - 1)}
+    return {"grid": grid, "pairs": pairs, "n_pairs": int(d.sum()),
+            "n_grid": 2 * n_grid * (n_grid - 1)}
 
 
 def _counts(value, what: str) -> list[int]:
@@ -194,9 +201,10 @@ def dominated(r_u: float, c_u: float, rets, costs) -> bool:
 
 
 def decide_c3(returns, costs, names, bar: float) -> ClaimStatus:
-    """C3 over the seeds: the effect per seed is USB-RL's dominance margin against every fixed
-    linear penalty (lambda = 0 included; `dominance_margin` > 0: no fixed penalty dominates its
-    point), decided by `replicated_status` with threshold 0. Every compared agent must pass the
+    """C3 over the seeds: the effect per seed is USB-RL's dominance margin
+    against every fixed linear penalty (lambda = 0 included;
+    `dominance_margin` > 0: no fixed penalty dominates its point), decided by
+    `replicated_status` with threshold 0. Every compared agent must pass the
     competence bar in every seed (worst-seed return >= `bar`, rule 2)."""
     R, C = _per_seed(returns, "returns"), _per_seed(costs, "costs")
     if R.shape != C.shape:
@@ -206,25 +214,32 @@ def decide_c3(returns, costs, names, bar: float) -> ClaimStatus:
     usb, unc, linear, _ = _indices(names, R.shape[1])
     fixed = [unc] + linear
     comp = _competence(R, {names[i]: i for i in [usb] + fixed}, bar)
-    holds = [not dominated(R[s, usb], C[s, usb], R[s, fixed], C[s, fixed]) for s in range(R.shape[0])]
-    margins = [dominance_margin(R[s, usb], C[s, usb], R[s, fixed], C[s, fixed]) for s in range(R.shape[0])]
+    holds = [not dominated(R[s, usb], C[s, usb], R[s, fixed], C[s, fixed])
+             for s in range(R.shape[0])]
+    margins = [dominance_margin(R[s, usb], C[s, usb], R[s, fixed], C[s, fixed])
+               for s in range(R.shape[0])]
     status = gate_competence(replicated_status(margins, 0.0), comp)
     if status == REPRODUCED:
         reason = ""
     elif competence_reason(comp):
         reason = competence_reason(comp)
     elif status == NOT_REPRODUCED:
-        reason = f"a fixed penalty dominates USB-RL's point in every seed (mean margin {np.mean(margins):+.2f})"
+        reason = ("a fixed penalty dominates USB-RL's point in every seed "
+                  f"(mean margin {np.mean(margins):+.2f})")
     else:
-        reason = (f"USB-RL is not dominated in {sum(holds)} of {len(holds)} seeds (mean margin "
-                  f"{np.mean(margins):+.2f}): the seeds disagree and the seed-as-unit test does not decide")
+        reason = (f"USB-RL is not dominated in {sum(holds)} of {len(holds)} "
+                  f"seeds (mean margin {np.mean(margins):+.2f}): the seeds "
+                  "disagree and the seed-as-unit test does not decide")
     statuses = [REPRODUCED if m > 0 else NOT_REPRODUCED for m in margins]
-    return ClaimStatus("C3", CLAIMS["C3"], status,
-                       {"not dominated per seed": holds,
-                        "dominance margin per seed": [round(m, 3) for m in margins]},
-                       f"dominance margin > 0 (no fixed penalty has >= return and <= cost) over >= {MIN_SEEDS} "
-                       f"seeds (replicated_status); competence: every seed's return >= {bar:.2f}", reason,
-                       is_fragile(margins, 0.0, statuses), competence=comp, changes=COMPETENCE_CHANGES)
+    return ClaimStatus(
+        "C3", CLAIMS["C3"], status,
+        {"not dominated per seed": holds,
+         "dominance margin per seed": [round(m, 3) for m in margins]},
+        "dominance margin > 0 (no fixed penalty has >= return and <= cost) "
+        f"over >= {MIN_SEEDS} seeds (replicated_status); competence: every "
+        f"seed's return >= {bar:.2f}", reason,
+        is_fragile(margins, 0.0, statuses), competence=comp,
+        changes=COMPETENCE_CHANGES)
 
 
 def build_ledger(results: Mapping) -> Ledger:

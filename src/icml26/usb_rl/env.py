@@ -67,10 +67,13 @@ class HazardNav:
         self.t = 0
         return self.pos.clone()
 
-    def reward_cost(self, next_pos: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """r = -||p' - goal||, c = 1[p' strictly inside the triangle]; shapes (...,)."""
+    def reward_cost(self, next_pos: torch.Tensor
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """r = -||p' - goal||, c = 1[p' strictly inside the triangle]; shapes
+        (...,)."""
         r = -(next_pos - self.goal).norm(dim=-1)
-        c = (hazard_depth(next_pos, self.hazard_half_width, self.hazard_apex) > 0).float()
+        c = (hazard_depth(next_pos, self.hazard_half_width,
+                          self.hazard_apex) > 0).float()
         return r, c
 
     def step(self, action: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, bool]:

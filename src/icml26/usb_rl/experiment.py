@@ -101,24 +101,29 @@ def run_seed(config: USBConfig, seed: int = 0, show_progress: bool = True) -> Se
     bar = progress(range(total), desc=f"seed {seed}", disable=None if show_progress else True)
     for it in bar:
         # region: score refit
-        if it % config.score_every == 0:  # refit the score on fresh outcomes: dynamic balancing
+        # refit the score on fresh outcomes: dynamic balancing
+        if it % config.score_every == 0:
             n_real = int(round(config.score_real_frac * config.score_batch))
             n_im = config.score_batch - n_real
             with torch.no_grad():
                 start = _starts(config, (n_pol, n_im), gen, device)
                 sig = torch.zeros(n_pol, n_im, 1, device=device)
-                sig[usb] = torch.rand(n_im, 1, generator=gen).to(device) * config.outcome_noise_max
+                sig[usb] = (torch.rand(n_im, 1, generator=gen).to(device)
+                            * config.outcome_noise_max)
                 im = imagine(policy, model, start, config.horizon, sig, gen)
             pick = torch.randint(0, real_r.numel(), (n_real,), generator=gen).to(device)
             g_r = torch.cat([real_r[pick], im["G_r"][usb]])
             g_c = torch.cat([real_c[pick], im["G_c"][usb]])
-            fit_score(score, g_r, g_c, config.score_steps, beta_bt=config.beta_bt, tol=config.dominance_tol,
+            fit_score(score, g_r, g_c, config.score_steps,
+                      beta_bt=config.beta_bt, tol=config.dominance_tol,
                       optimizer=sc_opt)
             res.score_batch = (g_r, g_c)
             with torch.no_grad():
                 clean = imagine(policy, model, start, config.horizon)
-            res.lambda_eff.append(float(effective_multiplier(score, clean["G_r"][usb], clean["G_c"][usb]).mean()))
-            slope = float(return_slope(score, clean["G_r"][usb], clean["G_c"][usb]).mean())
+            res.lambda_eff.append(float(effective_multiplier(
+                score, clean["G_r"][usb], clean["G_c"][usb]).mean()))
+            slope = float(return_slope(
+                score, clean["G_r"][usb], clean["G_c"][usb]).mean())
             res.return_slope.append(slope)
         # endregion
         # region: policy step
@@ -127,16 +132,19 @@ def run_seed(config: USBConfig, seed: int = 0, show_progress: bool = True) -> Se
         lam = lam_fixed.clone()
         lam[lag] = lam_lag
         objective = linear_objective(im["G_r"], im["G_c"], lam[:, None])  # (P, M)
-        objective = torch.cat([objective[:usb], score_objective(score, im["G_r"][usb:], im["G_c"][usb:],
-                                                                         max(slope, 1e-6),
-                                                                         config.usb_objective == "score_of_mean")])
-        # agents share no parameters: each follows its own objective; the same small pre-tanh
-        # penalty for all keeps the actions out of tanh saturation (gradients vanish there)
-        loss = -objective.mean(1).sum() + config.action_reg * im["saturation"].mean(1).sum()
+        objective = torch.cat([objective[:usb], score_objective(
+            score, im["G_r"][usb:], im["G_c"][usb:], max(slope, 1e-6),
+            config.usb_objective == "score_of_mean")])
+        # agents share no parameters: each follows its own objective; the
+        # same small pre-tanh penalty for all keeps the actions out of tanh
+        # saturation (gradients vanish there)
+        loss = (-objective.mean(1).sum()
+                + config.action_reg * im["saturation"].mean(1).sum())
         pol_opt.zero_grad()
         loss.backward()
         pol_opt.step()
-        lam_lag = dual_ascent(lam_lag, float(im["G_c"][lag].detach().mean()), config.cost_budget, config.dual_lr)
+        lam_lag = dual_ascent(lam_lag, float(im["G_c"][lag].detach().mean()),
+                              config.cost_budget, config.dual_lr)
         res.lambda_lagrange.append(lam_lag)
         # endregion
         if (it + 1) % config.policy_steps == 0 and (it + 1) < total:  # end of a round: real data, refit model

@@ -18,12 +18,15 @@ def _check_outcomes(g_r: torch.Tensor, g_c: torch.Tensor) -> None:
         raise ValueError(f"returns and costs must have the same shape, got {tuple(g_r.shape)} and {tuple(g_c.shape)}")
 
 
-def dominance_matrix(g_r: torch.Tensor, g_c: torch.Tensor, tol: float = 0.0) -> torch.Tensor:
-    """D_ij = 1[o_i dominates o_j]: G^r_i >= G^r_j - e_r and G^c_i <= G^c_j + e_c, and at least
-    one of them better by more than its resolution e (G^r_i > G^r_j + e_r or G^c_i < G^c_j - e_c).
+def dominance_matrix(g_r: torch.Tensor, g_c: torch.Tensor,
+                     tol: float = 0.0) -> torch.Tensor:
+    """D_ij = 1[o_i dominates o_j]: G^r_i >= G^r_j - e_r and
+    G^c_i <= G^c_j + e_c, and at least one of them better by more than its
+    resolution e (G^r_i > G^r_j + e_r or G^c_i < G^c_j - e_c).
 
-    The resolution e = tol * (batch std of that axis) is scale free (our choice; tol = 0 is
-    the exact partial order). g_r, g_c: (B,) -> D: (B, B) float.
+    The resolution e = tol * (batch std of that axis) is scale free (our
+    choice; tol = 0 is the exact partial order). g_r, g_c: (B,) -> D: (B, B)
+    float.
     """
     _check_outcomes(g_r, g_c)
     if g_r.dim() != 1:
@@ -68,9 +71,11 @@ def dominance_shares(g_r: torch.Tensor, g_c: torch.Tensor, batch_r: torch.Tensor
     return _dominates(dr, dc, e_r, e_c).mean(1), _dominates(-dr, -dc, e_r, e_c).mean(1)
 
 
-def rank_targets(g_r: torch.Tensor, g_c: torch.Tensor, tol: float = 0.0) -> torch.Tensor:
-    """y_i = (1/B) sum_j D_ij - (1/B) sum_j D_ji: share of the batch that o_i beats minus the
-    share that beats o_i. Monotone in the partial order; depends on the current data."""
+def rank_targets(g_r: torch.Tensor, g_c: torch.Tensor,
+                 tol: float = 0.0) -> torch.Tensor:
+    """y_i = (1/B) sum_j D_ij - (1/B) sum_j D_ji: share of the batch that o_i
+    beats minus the share that beats o_i. Monotone in the partial order;
+    depends on the current data."""
     d = dominance_matrix(g_r, g_c, tol)
     return d.mean(1) - d.mean(0)
 
@@ -118,12 +123,13 @@ class MonotoneScore(nn.Module):
         self.sigma.copy_(x.std(0).clamp_min(1e-3))
 
 
-def score_loss(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor, beta_bt: float = 0.1,
-               tol: float = 0.0) -> torch.Tensor:
+def score_loss(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor,
+               beta_bt: float = 0.1, tol: float = 0.0) -> torch.Tensor:
     """L_S = L_rank + beta * L_BT on a batch of outcomes (B,).
 
-    L_rank = mean_i (S(o_i) - y_i)^2 with y the dominance-rank targets (fixes the exchange
-    rate between the axes); L_BT = -mean_{D_ij = 1} log sigmoid(S(o_i) - S(o_j)).
+    L_rank = mean_i (S(o_i) - y_i)^2 with y the dominance-rank targets (fixes
+    the exchange rate between the axes);
+    L_BT = -mean_{D_ij = 1} log sigmoid(S(o_i) - S(o_j)).
     """
     s = score(g_r, g_c)  # (B,)
     d = dominance_matrix(g_r, g_c, tol)
@@ -154,9 +160,11 @@ def fit_score(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor, steps:
     return float(loss.detach())
 
 
-def effective_multiplier(score: MonotoneScore, g_r: torch.Tensor, g_c: torch.Tensor) -> torch.Tensor:
-    """lambda_eff(o) = -(dS/dG^c) / (dS/dG^r): the local reward-per-cost exchange rate that
-    the score implies at each outcome (comparable with a fixed linear penalty lambda)."""
+def effective_multiplier(score: MonotoneScore, g_r: torch.Tensor,
+                         g_c: torch.Tensor) -> torch.Tensor:
+    """lambda_eff(o) = -(dS/dG^c) / (dS/dG^r): the local reward-per-cost
+    exchange rate that the score implies at each outcome (comparable with a
+    fixed linear penalty lambda)."""
     g_r = g_r.detach().clone().requires_grad_(True)
     g_c = g_c.detach().clone().requires_grad_(True)
     gr, gc = torch.autograd.grad(score(g_r, g_c).sum(), (g_r, g_c))

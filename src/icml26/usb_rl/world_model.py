@@ -69,8 +69,10 @@ class WorldModel(nn.Module):
         nxt = s + self.delta_scale * out[..., : self.state_dim]
         return nxt, out[..., self.state_dim], out[..., self.state_dim + 1]
 
-    def forward(self, s: torch.Tensor, a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Imagination step: mean next state, mean reward, max-over-members cost probability."""
+    def forward(self, s: torch.Tensor, a: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Imagination step: mean next state, mean reward, max-over-members
+        cost probability."""
         nxt, r, c_logit = self.members(s, a)
         return nxt.mean(0), r.mean(0), torch.sigmoid(c_logit).amax(0)
 
