@@ -109,7 +109,7 @@ PRESETS: dict[str, USBConfig] = {
 }
 
 EXPECTED_TIME = {"smoke": "about 25 s on 2 CPU cores", "reduced": "about 100 s on 2 CPU cores",
-                 "evidence": "about 11 minutes on 2 CPU cores",
+                 "evidence": "about 6 minutes on 2 CPU cores",
                  "full": "about 20 minutes on a T4 GPU (estimated, not yet timed)"}
 
 
