@@ -30,9 +30,8 @@ LONG_DECIMALS = re.compile(r"<td[^>]*>\s*-?\d+\.\d{6,}\s*</td>")
 PRECISION_PENDING: set[str] = set()
 #: The widest line a page may show from src/ (show_source, excerpt): a code block fits the column.
 MAX_SOURCE_LINE = 80
-#: Pages whose shown source in src/ is not wrapped yet: re-wrapping stales their byte-digest evidence
-#: records (tam 31 min, usb_rl 19 min to re-make), so it waits for their next record (may only shrink).
-WIDE_SOURCE_PENDING = {"tam", "usb_rl"}
+#: Pages whose shown source in src/ is not wrapped yet (may only shrink; empty since every page fits).
+WIDE_SOURCE_PENDING: set[str] = set()
 GLUED_MATH = re.compile(r"^[^\n$][^\n]*\n\$\$|^\$\$[^\n]*\$\$\n[^\n]", re.M)
 
 
