@@ -317,9 +317,8 @@ def check_record(path: str | Path, *, recompute: bool = True) -> list[str]:
     elif prov.get("source_digest") != source_digest(slug, kind):
         problems.append(f"{path.name}: stale: the {'code' if kind == 'code' else 'sources'} of icml26.{slug} "
                         f"changed since the record was made; refresh it with `{refresh_command(record)}`")
-    elif kind == "code" and prov.get("config") != preset_config(slug, record["scale"]):
-        changed = sorted(k for k in set(prov.get("config") or {}) | set(preset_config(slug, record["scale"]))
-                         if (prov.get("config") or {}).get(k) != preset_config(slug, record["scale"]).get(k))
+    elif kind == "code" and (stored := prov.get("config") or {}) != (now := preset_config(slug, record["scale"])):
+        changed = sorted(k for k in set(stored) | set(now) if stored.get(k) != now.get(k))
         problems.append(f"{path.name}: stale: the {record['scale']} preset changed since the record was made "
                         f"({', '.join(changed) or 'its fields'}); refresh it with `{refresh_command(record)}`")
     if recompute and not problems:
