@@ -22,9 +22,10 @@ GLUE_PREFIX = "application/papermill.record/"
 GLUE_MIME = GLUE_PREFIX + "text/plain"
 
 
-def glue(name: str, value, fmt: str = "") -> str:
+def glue(name: str, value, fmt: str = "") -> None:
     """Store `value`, formatted with `fmt` (a format spec such as ".3f" or ","), under `name` for
-    the prose's {glue:text}`name`; returns the text. Nothing shows in the cell's output."""
+    the prose's {glue:text}`name`. Nothing shows in the cell's output (it returns None, so a cell
+    that ends with a glue call prints nothing either)."""
     from IPython.display import display
 
     if not name.isidentifier():
@@ -35,7 +36,6 @@ def glue(name: str, value, fmt: str = "") -> str:
         raise ValueError(f"cannot format {value!r} with {fmt!r}: {error}") from None
     display({GLUE_MIME: repr(text)}, raw=True,
             metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}})
-    return text
 
 
 def format_glued(text: str, fmt: str = "") -> str:
