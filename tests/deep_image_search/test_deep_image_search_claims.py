@@ -36,28 +36,58 @@ def scores(base, gain, n=N, seeds=3):
     return np.tile(np.clip(agent, 0, 1), seeds), np.tile(other, seeds), np.repeat(np.arange(seeds), n)
 
 
+GOOD_COPY = [{"all tools": 0.9, "w/o FilterMetadata": 0.85, "w/o explicit memory": 0.8}] * 3
+
+
 def test_c2_each_status():
     a, d, s = scores(0.1, 0.4)
     _, m, _ = scores(0.2, 0.3)
-    full = claims.decide_c2(a, d, m, s, OK, stand_in=False, memory_ablation_tested=True)
-    assert full.status == REPRODUCED and not full.stand_in
-    capped = claims.decide_c2(a, d, m, s, OK, stand_in=False)
-    assert capped.status == PARTLY_REPRODUCED  # the memory ablation untested caps it
+    full = claims.decide_c2(a, d, m, m, s, OK, GOOD_COPY, stand_in=False)
+    assert full.status == REPRODUCED and not full.stand_in and full.figures["memory ablation tested"]
+    assert "trained on the scripted planner's traces" in full.reason  # what the agent is, said even when it holds
+    capped = claims.decide_c2(a, d, m, None, s, OK, stand_in=False)
+    assert capped.status == PARTLY_REPRODUCED and "not tested" in capped.reason  # no memory ablation: capped
     a2, d2, _ = scores(0.1, 0.1)  # holds in every seed, but gain 0.1 < 0.30 vs direct
-    assert claims.decide_c2(a2, d2, d2, s, OK, stand_in=False, memory_ablation_tested=True).status == PARTLY_REPRODUCED
-    assert claims.decide_c2(d, a, a, s, OK, stand_in=False).status == NOT_REPRODUCED  # reversed
+    assert claims.decide_c2(a2, d2, d2, d2, s, OK, stand_in=False).status == PARTLY_REPRODUCED
+    assert claims.decide_c2(d, a, a, a, s, OK, stand_in=False).status == NOT_REPRODUCED  # reversed
     with pytest.raises(TypeError):
-        claims.decide_c2(a, d, m, s, OK, memory_ablation_tested=1)
+        claims.decide_c2(a, d, m, m, s, OK, stand_in=1)
     with pytest.raises(ValueError):
-        claims.decide_c2(a[:10], d[:10], m[:10], s[:10], OK)  # too few queries per seed for the paired test
+        claims.decide_c2(a[:10], d[:10], m[:10], m[:10], s[:10], OK)  # too few queries per seed for the paired test
     with pytest.raises(ValueError):
-        claims.decide_c2(a, d[:-1], m, s, OK)
+        claims.decide_c2(a, d[:-1], m, m, s, OK)
+    with pytest.raises(ValueError):
+        claims.decide_c2(a, d, m, m[:-1], s, OK)
+
+
+def test_c2_memory_ablation_can_fail():
+    a, d, s = scores(0.1, 0.4)
+    _, m, _ = scores(0.2, 0.3)
+    # without explicit memory the agent does as well: that sub-result is not reproduced
+    st = claims.decide_c2(a, d, m, a, s, OK, GOOD_COPY, stand_in=False)
+    assert st.status == PARTLY_REPRODUCED and "vs no explicit memory: NOT REPRODUCED" in st.reason
+    assert st.figures["F1 gain vs no explicit memory, per seed"] == [0.0, 0.0, 0.0]
+
+
+def test_c2_needs_a_policy_that_learned_its_plan():
+    a, d, s = scores(0.1, 0.4)
+    _, m, _ = scores(0.2, 0.3)
+    bar = claims.IMITATION_MIN_AGREEMENT
+    poor = [dict(GOOD_COPY[0]), dict(GOOD_COPY[0]), {**GOOD_COPY[0], "w/o explicit memory": bar - 0.01}]
+    st = claims.decide_c2(a, d, m, m, s, OK, poor, stand_in=False)
+    assert st.status == INCONCLUSIVE and "rule 2" in st.reason
+    assert [c.figure for c in st.competence] == [0.9, bar - 0.01]
+    at_bar = [{**GOOD_COPY[0], "all tools": bar}] * 3
+    assert claims.decide_c2(a, d, m, m, s, OK, at_bar, stand_in=False).status == REPRODUCED
+    for bad in ([], [{}] * 3, [{"all tools": 1.2}] * 3, {"all tools": 0.9}):
+        with pytest.raises(ValueError):
+            claims.decide_c2(a, d, m, m, s, OK, bad, stand_in=False)
 
 
 def test_c2_is_marked_as_a_stand_in_and_counted_as_partly():
     a, d, s = scores(0.1, 0.4)
     _, m, _ = scores(0.2, 0.3)
-    st = claims.decide_c2(a, d, m, s, OK)  # stand_in defaults to True (the scripted planner)
+    st = claims.decide_c2(a, d, m, m, s, OK)  # stand_in defaults to True (the scripted planner)
     assert st.stand_in and "scripted planner" in st.reason and st.counted_status == PARTLY_REPRODUCED
 
 
@@ -66,9 +96,9 @@ def test_c2_rule_1_over_seeds():
     # the gain reverses in one seed of three: the seeds disagree and the seed test is not significant
     d = d.copy()
     d[s == 2] = 1.0
-    st = claims.decide_c2(a, d, d, s, OK, stand_in=False, memory_ablation_tested=True)
+    st = claims.decide_c2(a, d, d, d, s, OK, stand_in=False)
     assert st.status == INCONCLUSIVE and st.fragile
-    blind = claims.decide_c2(*scores(0.1, 0.4)[:2], scores(0.2, 0.3)[1], s, [0.1] * 3)
+    blind = claims.decide_c2(*scores(0.1, 0.4)[:2], scores(0.2, 0.3)[1], scores(0.2, 0.3)[1], s, [0.1] * 3)
     assert blind.status == INCONCLUSIVE and "rule 2" in blind.reason
 
 

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from icml26.deep_image_search import album as A
+from icml26.deep_image_search import get_config
 from icml26.deep_image_search.agent import ScriptedPlanner, run_agent, working_context
 from icml26.deep_image_search.retriever import MiniCLIP
 from icml26.deep_image_search.tools import ToolCallRejected, Toolbox, parse_tool_call
@@ -133,3 +134,50 @@ def test_observed_ids_for_each_observation_kind():
     assert observed_ids("Top 3: 1 (0.50), 22 (0.10), 3 (-0.20). Saved 3 ids as 'h'.") == [1, 22, 3]
     assert observed_ids("3 photos match: 1, 2, 30. Saved 3 ids as 's'.") == [1, 2, 30]
     assert observed_ids("Saved 2 ids as 'clue'.") == []
+
+
+def test_without_explicit_memory_ids_travel_as_lists():
+    b = box(explicit_memory=False)
+    assert set(b.disabled) == {"memory_save", "memory_list"} and b.memory_list() == ""
+    out = b.execute(parse_tool_call(call("filter_metadata", near=[0], radius_km=3.0, days=3)))
+    assert out == "2 photos match: 0, 1."
+    assert b.execute(parse_tool_call(call("image_search", query="red 7", top_k=2, scope=[2, 4]))).startswith("Top 2:")
+    for text, msg in ((call("filter_metadata", near=[0], radius_km=3.0, save_as="s"), "explicit memory is off"),
+                      (call("view_photos", ids="clue"), "explicit memory is off"),
+                      (call("memory_save", name="clue", ids=[0]), "not available")):
+        with pytest.raises(ToolCallRejected, match=msg):
+            b.execute(parse_tool_call(text))
+    # the loop shows no memory block when explicit memory is off
+    seen = []
+    q = A.Query(0, A.INTRA, "anything", 0, 1, frozenset({0}))
+    run_agent(lambda msgs: seen.append(msgs[0]["content"]) or call("answer", ids=[0]), b, q, max_steps=2)
+    assert "Memory:" not in seen[0] and "memory_save(" not in seen[0]
+
+
+def test_scripted_planner_without_memory_passes_the_ids_it_read():
+    cfg = get_config("smoke")
+    albums, queries = A.make_benchmark(cfg, 0)
+    q = next(x for x in queries if x.kind == A.INTRA)
+    al = albums[q.user]
+
+    class Truth(FakeModel):
+        """Predictions = the album's true attributes; embeddings from them (enough for a search)."""
+
+        def embed_album(self, images, batch=512):
+            return torch.nn.functional.one_hot(torch.as_tensor(al.subject), 40).float()
+
+        def encode_texts(self, texts):
+            return torch.stack([torch.nn.functional.one_hot(torch.tensor(q.subject), 40).float()] * len(texts))
+
+        def predict_attributes(self, images):
+            return {"digit": torch.as_tensor(al.subject // 4), "colour": torch.as_tensor(al.subject % 4),
+                    "scene": torch.as_tensor(al.scene), "marker": torch.as_tensor(al.marker)}
+
+    b = Toolbox(al, Truth(8), explicit_memory=False)
+    traj = run_agent(ScriptedPlanner(use_memory=False), b, q, max_steps=30)
+    calls = [json.loads(c) for c, _ in traj.steps]
+    assert traj.rejected == 0 and all("save_as" not in c["args"] for c in calls)
+    anchor = next(c for c in calls if c["tool"] == "filter_metadata")
+    assert isinstance(anchor["args"]["near"], list) and anchor["args"]["near"]
+    search = [c for c in calls if c["tool"] == "image_search"][-1]
+    assert isinstance(search["args"]["scope"], list)

@@ -6,7 +6,9 @@ Dual memory (the paper names it; the design is our reconstruction):
   older ones are replaced by a one-line stub.
 Policies share one interface, `policy(messages) -> str` (the text of one tool call):
 - `ScriptedPlanner`: an offline, hand-written planner. It is NOT a language model: it fills the paper's
-  reference plan from the templated query and reads ids off the observations' text.
+  reference plan from the templated query and reads ids off the observations' text. It is the
+  teacher of the learned policy.
+- `learned.TracePolicy`: a small network trained on the scripted planner's traces (the default).
 - `OpenAIPolicy`: any OpenAI-compatible chat endpoint with function calling (the full preset's option;
   `openai` is imported only there).
 """
@@ -50,7 +52,8 @@ def working_context(system: str, query: str, steps: list[tuple[str, str]],
     """The messages the policy sees: system block (+ explicit memory), query,
     and the dialogue in which only the last `window` observations are verbatim
     (working-memory compression)."""
-    msgs = [{"role": "system", "content": system + "\n" + memory},
+    block = system + "\n" + memory if memory else system  # no memory block when it is off
+    msgs = [{"role": "system", "content": block},
             {"role": "user", "content": query}]
     for k, (call, obs) in enumerate(steps):
         keep = k >= len(steps) - window
@@ -105,9 +108,10 @@ class ScriptedPlanner:
     name = "scripted planner (offline stand-in, not an LLM)"
 
     def __init__(self, radius_km: float = 3.0, window_days: float = 3.0, use_metadata: bool = True,
-                 view_limit: int = 16):
+                 view_limit: int = 16, use_memory: bool = True):
         self.radius_km, self.window_days = radius_km, window_days
         self.use_metadata, self.view_limit = use_metadata, view_limit
+        self.use_memory = use_memory
 
     def __call__(self, messages: list[dict]) -> str:
         query = messages[1]["content"]
@@ -119,10 +123,11 @@ class ScriptedPlanner:
         last = messages[-1]["content"] if messages[-1]["role"] == "tool" else ""
         seen = [(int(i), desc) for i, desc in _LINE.findall(last)]
         k = self.view_limit
+        save = self._save_as
         if not calls:  # 1. look for the clue (3 pages of results at most)
             if not self.use_metadata:
-                return _call("image_search", query=subject, top_k=3 * k, save_as="candidates")
-            return _call("image_search", query=clue, top_k=3 * k, save_as="clue_hits")
+                return _call("image_search", query=subject, top_k=3 * k, **save("candidates"))
+            return _call("image_search", query=clue, top_k=3 * k, **save("clue_hits"))
         prev = calls[-1]
         if prev["tool"] == "image_search":  # 2. view the first page of hits
             hits = [int(i) for i in re.findall(r"(\d+) \(", last)]
@@ -131,14 +136,17 @@ class ScriptedPlanner:
         # region: anchor and verify
         if prev["tool"] == "view_photos":
             looking_for_clue = self.use_metadata and not any(
-                c["tool"] == "memory_save" for c in calls)
+                c["tool"] in ("memory_save", "filter_metadata") for c in calls)
             if looking_for_clue:
                 found = [i for i, d in seen if d.endswith(clue)]
                 page = self._page + 1
-                # 3. save the clue (fallback: the top hit)
+                # 3. save the clue (fallback: the top hit); without
+                #    explicit memory, anchor on its ids at once
                 if found or page * k >= len(self._hits):
-                    return _call("memory_save", name="clue",
-                                 ids=found[:2] or self._hits[:1])
+                    clue_ids = found[:2] or self._hits[:1]
+                    if not self.use_memory:
+                        return self._anchor(clue_ids, m_inter)
+                    return _call("memory_save", name="clue", ids=clue_ids)
                 self._page = page
                 return _call("view_photos", ids=self._hits[page * k:(page + 1) * k])
             # 6. verify: keep the photos whose predicted description names the
@@ -152,15 +160,25 @@ class ScriptedPlanner:
             return _call("answer", ids=self._kept)
         # 4. anchor the trip / the place with metadata
         if prev["tool"] == "memory_save":
-            args = dict(near="clue", radius_km=self.radius_km,
-                        days=self.window_days, save_as="scope")
-            if m_inter:
-                args["outside_days"] = True
-            return _call("filter_metadata", **args)
+            return self._anchor("clue", m_inter)
         # endregion
         if prev["tool"] == "filter_metadata":  # 5. search the subject inside the scope
-            return _call("image_search", query=subject, top_k=3 * k, scope="scope", save_as="candidates")
+            scope = ("scope" if self.use_memory else  # without memory: the ids shown
+                     [int(i) for i in re.findall(r"\d+", last.partition(":")[2])])
+            return _call("image_search", query=subject, top_k=3 * k, scope=scope,
+                         **save("candidates"))
         return _call("answer", ids=[])
+
+    def _save_as(self, name: str) -> dict:
+        return {"save_as": name} if self.use_memory else {}
+
+    def _anchor(self, near, other_visits) -> str:
+        """4. the trip (or, for other visits, the place) around the clue."""
+        args = dict(near=near, radius_km=self.radius_km, days=self.window_days,
+                    **self._save_as("scope"))
+        if other_visits:
+            args["outside_days"] = True
+        return _call("filter_metadata", **args)
 
 
 class OpenAIPolicy:
@@ -222,13 +240,17 @@ class OpenAIPolicy:
 
 
 def make_policy(spec: str, config, use_metadata: bool = True):
-    """'scripted' | 'openai[:model]' -> a policy."""
+    """'scripted' | 'openai[:model]' -> a policy. ('learned' is trained per seed on the
+    scripted planner's traces: `experiment.fit_policy`.)"""
     kind, _, arg = spec.partition(":")
     if kind == "scripted":
         return ScriptedPlanner(config.radius_km, config.window_days, use_metadata, config.view_limit)
     if kind == "openai":
         return OpenAIPolicy(model=arg or None)
-    raise ValueError(f"unknown policy {spec!r}; use 'scripted' or 'openai[:model]'")
+    if kind == "learned":
+        raise ValueError("the learned policy is trained per seed on the teacher's traces: use "
+                         "experiment.fit_policy(config, seed, perception_model, device)")
+    raise ValueError(f"unknown policy {spec!r}; use 'learned', 'scripted' or 'openai[:model]'")
 
 
 def direct_retrieval(model, album: Album, queries: list[Query],

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from icml26.common import select_preset
 
-POLICIES = ("scripted", "openai")
+POLICIES = ("learned", "scripted", "openai")
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,12 @@ class DISConfig:
     lr: float = 3e-3
     temperature: float = 0.1
     # agent (ImageSeeker-style loop; max_steps and memory window are reconstructions)
-    policy: str = "scripted"  # "scripted" (offline, not an LLM) or "openai[:model]" (real LLM, full preset)
+    # "learned": a small network trained on the scripted planner's traces (offline, `learned.py`);
+    # "scripted": the hand-written planner itself (a stand-in); "openai[:model]": an LLM endpoint
+    policy: str = "learned"
+    policy_steps: int = 600  # imitation steps of the learned policy (batches of 64 calls)
+    policy_hidden: int = 48
+    policy_lr: float = 3e-3
     max_steps: int = 30
     memory_window: int = 2  # working memory: observations kept verbatim in the context
     view_limit: int = 16  # ViewPhotos shows at most this many photos per call
@@ -48,7 +53,7 @@ class DISConfig:
     def __post_init__(self) -> None:
         for name in ("n_users", "n_events", "photos_min", "n_places", "cast", "subjects_per_event",
                      "queries_per_seed", "train_photos", "train_steps", "batch", "emb_dim", "max_steps",
-                     "view_limit"):
+                     "view_limit", "policy_steps", "policy_hidden"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -63,18 +68,18 @@ class DISConfig:
         if self.n_events * 10 > self.years * 365:
             raise ValueError("events need 10-day slots: n_events * 10 must be <= years * 365")
         if self.policy.split(":")[0] not in POLICIES:
-            raise ValueError(f"policy must be 'scripted' or 'openai[:model]', got {self.policy!r}")
+            raise ValueError(f"policy must be 'learned', 'scripted' or 'openai[:model]', got {self.policy!r}")
         if self.memory_window < 0:
             raise ValueError(f"memory_window must be >= 0, got {self.memory_window}")
         if len(self.seeds) < 3 or len(set(self.seeds)) != len(self.seeds):
             raise ValueError(f"seeds must be at least 3 distinct seeds (rule 1), got {self.seeds!r}")
-        if self.radius_km <= 0 or self.window_days <= 0 or self.temperature <= 0:
-            raise ValueError("radius_km, window_days and temperature must be positive")
+        if self.radius_km <= 0 or self.window_days <= 0 or self.temperature <= 0 or self.policy_lr <= 0:
+            raise ValueError("radius_km, window_days, temperature and policy_lr must be positive")
 
 
 PRESETS: dict[str, DISConfig] = {
     "smoke": DISConfig(n_users=2, n_events=16, queries_per_seed=30, train_photos=600, train_steps=40,
-                       seeds=(0, 1, 2)),
+                       policy_steps=40, seeds=(0, 1, 2)),
     "reduced": DISConfig(),
     "evidence": DISConfig(seeds=(0, 1, 2, 3, 4)),
     "full": DISConfig(n_users=16, n_events=60, years=5.0, queries_per_seed=600, train_photos=20000,

@@ -16,10 +16,18 @@ from icml26.common import progress, resolve_device
 
 from .agent import ScriptedPlanner, Trajectory, direct_retrieval, make_policy, run_agent
 from .album import INTER, INTRA, Album, Query, make_benchmark
+from .learned import AgreementProbe, Recorder, TracePolicy, train_trace_policy
 from .retriever import MiniCLIP, train_perception
 from .tools import ToolCallRejected, Toolbox, parse_tool_call
 
-ARMS = ("direct (oracle k)", "agent w/o FilterMetadata", "agent")
+ARMS = ("direct (oracle k)", "agent w/o FilterMetadata", "agent w/o explicit memory", "agent")
+#: the tool sets an agent runs with: arm suffix -> (disabled tools, explicit memory)
+TOOL_SETS = {" w/o FilterMetadata": (("filter_metadata",), True), " w/o explicit memory": ((), False),
+             "": ((), True)}
+#: with the learned policy, its teacher (the scripted planner) runs beside it on the same queries
+TEACHER_ARMS = tuple(f"scripted teacher{suffix}" for suffix in TOOL_SETS)
+#: the teacher's traces come from albums drawn with this offset to the benchmark seed (never evaluated)
+TRAINING_ALBUMS_OFFSET = 1_000_003
 
 def exact_match(pred, target) -> float:
     """EM = 1[S = G] on canonical (deduplicated) sets."""
@@ -52,6 +60,8 @@ class Results:
     perception_losses: list
     seconds: float
     perception: dict | None = None  # seed -> digit accuracy of that seed's perception model
+    imitation: dict | None = None  # seed -> {tool set: the learned policy's agreement with its teacher}
+    policy_losses: dict | None = None  # seed -> the learned policy's imitation loss per step
 
     def table(self, by: str = "arm") -> pd.DataFrame:
         """Macro EM/F1 per seed, then mean over seeds; by='arm' or ['arm', 'kind']."""
@@ -60,17 +70,70 @@ class Results:
         return per_seed.groupby(keys).mean()
 
 
-def run_seed(config, seed: int, model: MiniCLIP, device) -> tuple[list[dict], dict, list[Album], list[Query]]:
-    """All arms on one seed's MiniAlbum benchmark."""
-    albums, queries = make_benchmark(config, seed)
-    policy = make_policy(config.policy, config)
-    no_meta = ScriptedPlanner(config.radius_km, config.window_days, False, config.view_limit) \
-        if config.policy == "scripted" else policy
-    rows, trajs = [], {}
-    cache = {}
+def scripted(config, suffix: str) -> ScriptedPlanner:
+    """The scripted planner for one tool set (`TOOL_SETS`)."""
+    disabled, memory = TOOL_SETS[suffix]
+    return ScriptedPlanner(config.radius_km, config.window_days, "filter_metadata" not in disabled,
+                           config.view_limit, use_memory=memory)
+
+
+def _run_arm(config, policy, suffix: str, album: Album, model: MiniCLIP, perceived: tuple,
+             query: Query) -> Trajectory:
+    """One agent on one query with the tool set `suffix`; `perceived` = (embeddings, predictions)."""
+    disabled, memory = TOOL_SETS[suffix]
+    box = Toolbox(album, model, *perceived, config.view_limit, disabled, explicit_memory=memory)
+    return run_agent(policy, box, query, config.max_steps, config.memory_window)
+
+
+def _perceive(model, albums, device) -> dict:
+    """user -> (image embeddings, predicted attributes) of that user's album, computed once."""
+    out = {}
     for album in albums:
         imgs = album.images.to(device)
-        cache[album.user] = (model.embed_album(imgs), model.predict_attributes(imgs))
+        out[album.user] = (model.embed_album(imgs), model.predict_attributes(imgs))
+    return out
+
+
+def teacher_traces(config, seed: int, model: MiniCLIP, device) -> list:
+    """The scripted planner's (context, call) pairs on training albums drawn for this seed alone
+    (offset `TRAINING_ALBUMS_OFFSET`), in every tool set: what the learned policy imitates."""
+    albums, queries = make_benchmark(config, seed + TRAINING_ALBUMS_OFFSET)
+    cache = _perceive(model, albums, device)
+    examples = []
+    for suffix in TOOL_SETS:
+        recorder = Recorder(scripted(config, suffix))
+        for q in queries:
+            _run_arm(config, recorder, suffix, albums[q.user], model, cache[q.user], q)
+        examples += recorder.examples
+    return examples
+
+
+def fit_policy(config, seed: int, model: MiniCLIP, device):
+    """The seed's learned policy: trained afresh on its own teacher traces (rule 1)."""
+    net, losses = train_trace_policy(teacher_traces(config, seed, model, device), config.policy_steps, seed,
+                                     config.policy_hidden, config.policy_lr)
+    return TracePolicy(net), losses
+
+
+def run_seed(config, seed: int, model: MiniCLIP, device):
+    """All arms on one seed's MiniAlbum benchmark. Returns the rows, the full agent's trajectories,
+    the albums, the queries, and (learned policy only) its agreement with the teacher per tool set
+    and its imitation losses."""
+    albums, queries = make_benchmark(config, seed)
+    kind = config.policy.split(":")[0]
+    imitation, losses = None, None
+    if kind == "learned":
+        learned_policy, losses = fit_policy(config, seed, model, device)
+        policies = {suffix: learned_policy for suffix in TOOL_SETS}
+    elif kind == "scripted":
+        policies = {suffix: scripted(config, suffix) for suffix in TOOL_SETS}
+    else:
+        policy = make_policy(config.policy, config)
+        policies = {suffix: policy for suffix in TOOL_SETS}
+    probes = {suffix: AgreementProbe(scripted(config, suffix), policies[suffix])
+              for suffix in TOOL_SETS} if kind == "learned" else {}
+    rows, trajs = [], {}
+    cache = _perceive(model, albums, device)
     by_user = {}
     for qi, q in enumerate(queries):
         by_user.setdefault(q.user, []).append(qi)
@@ -83,15 +146,17 @@ def run_seed(config, seed: int, model: MiniCLIP, device) -> tuple[list[dict], di
             rows.append(dict(seed=seed, arm=ARMS[0], query=qi, kind=q.kind, EM=exact_match(s, q.targets),
                              F1=f1_score(s, q.targets), R3=recall_at_k(top3, q.targets)))
     for qi, q in enumerate(progress(queries, desc=f"agents (seed {seed})")):
-        album, (emb, pred) = albums[q.user], cache[q.user]
-        for arm, pol, disabled in ((ARMS[1], no_meta, ("filter_metadata",)), (ARMS[2], policy, ())):
-            box = Toolbox(album, model, emb, pred, config.view_limit, disabled)
-            traj = run_agent(pol, box, q, config.max_steps, config.memory_window)
+        arms = [(f"agent{suffix}", policies[suffix], suffix) for suffix in TOOL_SETS]
+        arms += [(f"scripted teacher{suffix}", probes[suffix], suffix) for suffix in probes]
+        for arm, pol, suffix in arms:
+            traj = _run_arm(config, pol, suffix, albums[q.user], model, cache[q.user], q)
             rows.append(dict(seed=seed, arm=arm, query=qi, kind=q.kind, EM=exact_match(traj.answer, q.targets),
                              F1=f1_score(traj.answer, q.targets), steps=len(traj.steps), rejected=traj.rejected))
-            if arm == ARMS[2]:
+            if arm == "agent":
                 trajs[(seed, qi)] = traj
-    return rows, trajs, albums, queries
+    if probes:
+        imitation = {suffix.strip() or "all tools": p.agreement for suffix, p in probes.items()}
+    return rows, trajs, albums, queries, imitation, losses
 
 
 def run_results(config, seed: int = 0, device=None) -> Results:
@@ -102,20 +167,24 @@ def run_results(config, seed: int = 0, device=None) -> Results:
     `Results.model` is the first seed's perception model (the page's figures and widgets use it)."""
     start = time.time()
     device = resolve_device("auto" if device is None else device)
-    make_policy(config.policy, config)  # fail fast on a misconfigured policy, before minutes of training
-    rows, trajs, albums, queries, perception = [], {}, {}, {}, {}
+    if config.policy.startswith("openai"):
+        make_policy(config.policy, config)  # fail fast on a missing endpoint, before minutes of training
+    rows, trajs, albums, queries, perception, imitation, policy_losses = [], {}, {}, {}, {}, {}, {}
     first = None
     for s in config.seeds:
         model, losses = train_perception(config, s + seed, device)
-        r, t, a, q = run_seed(config, s + seed, model, device)
+        r, t, a, q, agreement, policy_loss = run_seed(config, s + seed, model, device)
         rows += r
         trajs.update(t)
         albums[s + seed], queries[s + seed] = a, q
         perception[s + seed] = perception_accuracy(model, a)
+        if agreement is not None:
+            imitation[s + seed], policy_losses[s + seed] = agreement, policy_loss
         if first is None:
             first = (model, losses)
     res = Results(config, pd.DataFrame(rows), trajs, albums, queries, first[0], first[1], time.time() - start)
     res.perception = perception
+    res.imitation, res.policy_losses = (imitation, policy_losses) if imitation else (None, None)
     return res
 
 
@@ -141,10 +210,13 @@ def run_experiment(config, seed: int = 0, device=None, runs: list | None = None)
     valid, total = verified_queries(res)
     records = res.records.drop(columns=[c for c in ("rejected",) if c in res.records]).copy()
     records = records.astype(object).where(records.notna(), None)
-    return {"seeds": [int(s) for s in res.queries], "policy": config.policy,
-            "records": records.to_dict("records"),
-            "perception_acc": [float(res.perception[s]) for s in res.queries],
-            "verified": valid, "queries": total, "seconds": res.seconds}
+    out = {"seeds": [int(s) for s in res.queries], "policy": config.policy,
+           "records": records.to_dict("records"),
+           "perception_acc": [float(res.perception[s]) for s in res.queries],
+           "verified": valid, "queries": total, "seconds": res.seconds}
+    if res.imitation:  # the learned policy's agreement with its teacher, per seed and tool set
+        out["imitation"] = [{k: float(v) for k, v in res.imitation[s].items()} for s in res.queries]
+    return out
 
 
 def records_frame(results: dict) -> pd.DataFrame:
@@ -155,8 +227,8 @@ def records_frame(results: dict) -> pd.DataFrame:
 def paired_scores(r: Results, arm: str, metric: str = "F1") -> tuple[np.ndarray, np.ndarray]:
     """Per-query `metric` of one arm, ordered by (seed, query) so that arms line up query by query;
     returns (scores, seed of each query)."""
-    if arm not in ARMS:
-        raise ValueError(f"unknown arm {arm!r}; arms: {ARMS}")
+    if arm not in ARMS + TEACHER_ARMS:
+        raise ValueError(f"unknown arm {arm!r}; arms: {ARMS + TEACHER_ARMS}")
     records = records_frame(r) if isinstance(r, dict) else r.records
     rows = records[records.arm == arm].sort_values(["seed", "query"])
     return rows[metric].to_numpy(float), rows["seed"].to_numpy()
@@ -185,12 +257,13 @@ def results_rows(r: Results) -> pd.DataFrame:
     overall = r.table("arm")
     paper = {ARMS[0]: "Recall@3 about 10-14 % (EM/F1 not available to us)",
              ARMS[1]: "ablation: metadata tools among the most important (numbers not available)",
+             ARMS[2]: "ablation: explicit memory among the most important (numbers not available)",
              "agent": "EM 28.7, F1 55.0 (ImageSeeker + strongest MLLM)"}
     rows = []
-    for arm in ARMS:
+    for arm in [a for a in ARMS + TEACHER_ARMS if a in overall.index]:
         rows.append({"arm": arm, "EM": f"{overall.loc[arm, 'EM']:.2f}", "F1": f"{overall.loc[arm, 'F1']:.2f}",
                      "F1 intra": f"{t.loc[arm, ('F1', INTRA)]:.2f}", "F1 inter": f"{t.loc[arm, ('F1', INTER)]:.2f}",
-                     "paper (DISBench, 122 queries)": paper[arm]})
+                     "paper (DISBench, 122 queries)": paper.get(arm, "- (our scripted planner)")})
     r3 = r.records[r.records.arm == ARMS[0]].groupby("seed")["R3"].mean().mean()
     rows.append({"arm": "direct, Recall@3", "EM": "-", "F1": f"R@3 = {r3:.2f}", "F1 intra": "-", "F1 inter": "-",
                  "paper (DISBench, 122 queries)": "about 0.10-0.14"})

@@ -2,6 +2,7 @@
 
 Tools (names from the paper; signatures are our reconstruction, see Deviations):
   image_search(query, top_k=10, scope=None, save_as=None)     semantic retrieval (mini-CLIP index)
+  (`near`, `scope` and `ids` take a list of photo ids or the name of a set in explicit memory)
   filter_metadata(near, radius_km, days=None, outside_days=False, scope=None, save_as=None)
                                                               spatio-temporal constraints (timestamps + GPS only)
   view_photos(ids)                                            fine-grained check: PREDICTED attributes per photo
@@ -33,10 +34,11 @@ class ToolCallRejected(ValueError):
 
 # name -> {arg: (types, required)}; `ids` accepts a list of ints or a memory name
 SCHEMAS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
-    "image_search": {"query": ((str,), True), "top_k": ((int,), False), "scope": ((str,), False),
-                     "save_as": ((str,), False)},
-    "filter_metadata": {"near": ((str,), True), "radius_km": ((int, float), True), "days": ((int, float), False),
-                        "outside_days": ((bool,), False), "scope": ((str,), False), "save_as": ((str,), False)},
+    "image_search": {"query": ((str,), True), "top_k": ((int,), False),
+                     "scope": ((list, str), False), "save_as": ((str,), False)},
+    "filter_metadata": {"near": ((list, str), True), "radius_km": ((int, float), True),
+                        "days": ((int, float), False), "outside_days": ((bool,), False),
+                        "scope": ((list, str), False), "save_as": ((str,), False)},
     "view_photos": {"ids": ((list, str), True)},
     "memory_save": {"name": ((str,), True), "ids": ((list, str), True)},
     "memory_list": {},
@@ -45,9 +47,10 @@ SCHEMAS: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
 
 DESCRIPTIONS = {
     "image_search": "Rank photos by similarity to a short text (e.g. 'red 7', 'yellow triangle'); optional scope = "
-                    "a memory name; saves the ranked ids under save_as.",
-    "filter_metadata": "Photos within radius_km of the photos in memory set `near`; with days, only those within "
-                       "+-days of them (or, with outside_days=true, only those further away in time).",
+                    "a memory name or a list of ids; saves the ranked ids under save_as.",
+    "filter_metadata": "Photos within radius_km of the photos `near` (a memory name or a list of ids); with days, "
+                       "only those within +-days of them (or, with outside_days=true, only those further away "
+                       "in time).",
     "view_photos": "Look at up to 16 photos (list of ids or a memory name): date, place and what is visible.",
     "memory_save": "Store a list of photo ids under a name (explicit memory).",
     "memory_list": "List the names and sizes of the sets in explicit memory.",
@@ -112,13 +115,20 @@ def describe_attributes(pred: dict[str, torch.Tensor], i: int) -> str:
     return seen + (f", {MARKERS[marker - 1]}" if marker else "")
 
 
+MEMORY_TOOLS = ("memory_save", "memory_list")
+
+
 class Toolbox:
     """The tools of one agent over one album. Only timestamps, GPS, image embeddings and the attribute
-    model's predictions are reachable; the hidden event partition and the true attributes are not."""
+    model's predictions are reachable; the hidden event partition and the true attributes are not.
+
+    `explicit_memory=False` is the ablation without explicit memory: the memory tools are off, no
+    `save_as` or memory name is accepted, and the agent passes photo ids as lists it read in its
+    context (where long results are cut to their first 20 ids)."""
 
     def __init__(self, album: Album, model, embeddings: torch.Tensor | None = None,
                  predictions: dict[str, torch.Tensor] | None = None, view_limit: int = 16,
-                 disabled: tuple[str, ...] = ()):
+                 disabled: tuple[str, ...] = (), explicit_memory: bool = True):
         self.time, self.gps, self.n = album.time, album.gps, len(album)
         self.model = model
         self.emb = model.embed_album(album.images) if embeddings is None else embeddings  # (N, D)
@@ -127,7 +137,9 @@ class Toolbox:
         unknown = sorted(set(disabled) - set(SCHEMAS))
         if unknown or "answer" in disabled:
             raise ValueError(f"cannot disable {unknown or ['answer']}; tools: {sorted(SCHEMAS)}")
-        self.disabled = tuple(disabled)
+        self.explicit_memory = bool(explicit_memory)
+        extra = () if explicit_memory else tuple(t for t in MEMORY_TOOLS if t not in disabled)
+        self.disabled = tuple(disabled) + extra
         self.memory: dict[str, list[int]] = {}
         self.answer: list[int] | None = None
 
@@ -137,8 +149,13 @@ class Toolbox:
             raise ToolCallRejected(f"memory names are lower_snake_case (<= 32 chars), got {name!r}")
         return name
 
+    def _no_memory(self, what: str) -> None:
+        if not self.explicit_memory:
+            raise ToolCallRejected(f"explicit memory is off in this configuration: {what}")
+
     def _ids(self, ids) -> list[int]:
         if isinstance(ids, str):
+            self._no_memory(f"pass a list of photo ids, not the name {ids!r}")
             if ids not in self.memory:
                 raise ToolCallRejected(f"no memory set named {ids!r}; saved: {sorted(self.memory)}")
             return list(self.memory[ids])
@@ -153,6 +170,7 @@ class Toolbox:
     def _save(self, save_as, ids: list[int]) -> str:
         if save_as is None:
             return ""
+        self._no_memory(f"drop save_as={save_as!r}")
         self.memory[self._name(save_as)] = ids
         return f" Saved {len(ids)} ids as '{save_as}'."
 
@@ -171,7 +189,7 @@ class Toolbox:
         shown = ", ".join(f"{i} ({score[o]:.2f})" for i, o in zip(ids, order))
         return f"Top {len(ids)}: {shown}." + self._save(save_as, ids)
 
-    def filter_metadata(self, near: str, radius_km: float, days=None,
+    def filter_metadata(self, near, radius_km: float, days=None,
                         outside_days: bool = False, scope=None,
                         save_as=None) -> str:
         if radius_km <= 0 or (days is not None and days < 0):
@@ -208,6 +226,8 @@ class Toolbox:
         return f"Saved {len(ids)} ids as '{name}'."
 
     def memory_list(self) -> str:
+        if not self.explicit_memory:
+            return ""
         return "Memory: " + (", ".join(f"{k} ({len(v)} ids)" for k, v in self.memory.items()) or "empty") + "."
 
     def answer_(self, ids) -> str:
