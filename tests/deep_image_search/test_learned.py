@@ -9,7 +9,7 @@ import torch
 
 from icml26.deep_image_search import album as A
 from icml26.deep_image_search import get_config, learned
-from icml26.deep_image_search.agent import ScriptedPlanner, run_agent
+from icml26.deep_image_search.agent import ScriptedPlanner, run_agent, run_agents
 from icml26.deep_image_search.retriever import MiniCLIP
 from icml26.deep_image_search.tools import Toolbox, parse_tool_call
 
@@ -98,7 +98,7 @@ def agreement(policy_net, examples):
     policy = learned.TracePolicy(policy_net)
     same = 0
     for ctx, call in examples:
-        out = policy._decide(ctx)
+        out = policy.decide_batch([ctx])[0]
         parse_tool_call(out)  # every output is a well-formed call
         same += learned.same_call(out, json.dumps(call))
     return same / len(examples)
@@ -121,3 +121,17 @@ def test_imitation_learns_the_teachers_calls(traces):
     assert np.mean(losses[-20:]) < 0.2 * np.mean(losses[:20])
     before, after = agreement(untrained, traces), agreement(trained, traces)
     assert before < 0.3 and after > 0.8, (before, after)
+
+
+def test_run_agents_in_lockstep_gives_the_same_trajectories(traces):
+    net, _ = learned.train_trace_policy(traces, 100, seed=1)
+    policy = learned.TracePolicy(net)
+    cfg = get_config("smoke")
+    albums, queries = A.make_benchmark(cfg, 0)
+    queries = queries[:6]
+    boxes = lambda: [Toolbox(albums[q.user], Truthful(albums[q.user]), view_limit=cfg.view_limit)  # noqa: E731
+                     for q in queries]
+    together = run_agents(policy, boxes(), queries, cfg.max_steps, cfg.memory_window)
+    alone = [run_agent(policy, b, q, cfg.max_steps, cfg.memory_window) for b, q in zip(boxes(), queries)]
+    assert [t.steps for t in together] == [t.steps for t in alone]
+    assert [t.answer for t in together] == [t.answer for t in alone]

@@ -72,16 +72,46 @@ def run_agent(policy, toolbox: Toolbox, query: Query, max_steps: int = 30,
     for _ in range(max_steps):
         msgs = working_context(system, query.text, traj.steps,
                                toolbox.memory_list(), window)
-        out = policy(msgs)
-        try:
-            obs = toolbox.execute(parse_tool_call(out))
-        except ToolCallRejected as err:
-            obs, traj.rejected = f"ERROR: {err}", traj.rejected + 1
-        traj.steps.append((out, obs))
-        if toolbox.answer is not None:
+        if _act(traj, toolbox, policy(msgs)):
             break
     traj.answer = toolbox.answer if toolbox.answer is not None else []
     return traj
+
+
+def _act(traj: Trajectory, toolbox: Toolbox, out: str) -> bool:
+    """Execute one model output (a rejected call becomes an error
+    observation); True once the agent has answered."""
+    try:
+        obs = toolbox.execute(parse_tool_call(out))
+    except ToolCallRejected as err:
+        obs, traj.rejected = f"ERROR: {err}", traj.rejected + 1
+    traj.steps.append((out, obs))
+    return toolbox.answer is not None
+
+
+def run_agents(policy, toolboxes: list[Toolbox], queries: list[Query],
+               max_steps: int = 30, window: int = 2) -> list[Trajectory]:
+    """`run_agent` on many queries. A policy with a `batch(list of messages)`
+    method is asked for every unfinished query's next call at once (the same
+    calls, since each query's context is its own); others run one by one."""
+    if not hasattr(policy, "batch"):
+        return [run_agent(policy, b, q, max_steps, window)
+                for b, q in zip(toolboxes, queries)]
+    trajs = [Trajectory(q) for q in queries]
+    systems = [system_prompt(b.disabled) for b in toolboxes]
+    active = list(range(len(queries)))
+    for _ in range(max_steps):
+        if not active:
+            break
+        outs = policy.batch([
+            working_context(systems[i], queries[i].text, trajs[i].steps,
+                            toolboxes[i].memory_list(), window)
+            for i in active])
+        active = [i for i, out in zip(active, outs)
+                  if not _act(trajs[i], toolboxes[i], out)]
+    for traj, box in zip(trajs, toolboxes):
+        traj.answer = box.answer if box.answer is not None else []
+    return trajs
 
 
 def _call(tool: str, **args) -> str:

@@ -1,6 +1,6 @@
 """Presets for the DeepImageSearch chapter: `smoke` (seconds, unit tests), `reduced` (the page's run,
-about a minute on 2 CPU cores), `evidence` (the stored record: five seeds) and `full` (a GPU and,
-optionally, a real LLM policy).
+about 2 minutes on 2 CPU cores), `evidence` (the stored record: five seeds, a longer-trained policy)
+and `full` (a GPU and, optionally, a real LLM policy).
 
 The claims' thresholds are named constants in `claims.py`, fixed before the run.
 """
@@ -40,8 +40,8 @@ class DISConfig:
     # "learned": a small network trained on the scripted planner's traces (offline, `learned.py`);
     # "scripted": the hand-written planner itself (a stand-in); "openai[:model]": an LLM endpoint
     policy: str = "learned"
-    policy_steps: int = 600  # imitation steps of the learned policy (batches of 64 calls)
-    policy_hidden: int = 48
+    policy_steps: int = 400  # imitation steps of the learned policy (batches of 64 calls)
+    policy_hidden: int = 32
     policy_lr: float = 3e-3
     max_steps: int = 30
     memory_window: int = 2  # working memory: observations kept verbatim in the context
@@ -81,13 +81,13 @@ PRESETS: dict[str, DISConfig] = {
     "smoke": DISConfig(n_users=2, n_events=16, queries_per_seed=30, train_photos=600, train_steps=40,
                        policy_steps=40, seeds=(0, 1, 2)),
     "reduced": DISConfig(),
-    "evidence": DISConfig(seeds=(0, 1, 2, 3, 4)),
+    "evidence": DISConfig(seeds=(0, 1, 2, 3, 4), policy_steps=800),
     "full": DISConfig(n_users=16, n_events=60, years=5.0, queries_per_seed=600, train_photos=20000,
                       train_steps=3000, emb_dim=64, seeds=(0, 1, 2, 3, 4), policy="openai"),
 }
 
-EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 1.5 minutes on 2 CPU cores",
-                 "evidence": "about 2.5 minutes on 2 CPU cores",
+EXPECTED_TIME = {"smoke": "a few seconds", "reduced": "about 2 minutes on 2 CPU cores",
+                 "evidence": "about 5 minutes on 2 CPU cores",
                  "full": "10-20 minutes on one GPU, plus about 40 000 sequential LLM calls "
                          "(hours at 1-2 s each; policy='scripted' skips them)"}
 

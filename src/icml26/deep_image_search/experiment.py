@@ -14,7 +14,7 @@ import pandas as pd
 
 from icml26.common import progress, resolve_device
 
-from .agent import ScriptedPlanner, Trajectory, direct_retrieval, make_policy, run_agent
+from .agent import ScriptedPlanner, Trajectory, direct_retrieval, make_policy, run_agent, run_agents
 from .album import INTER, INTRA, Album, Query, make_benchmark
 from .learned import AgreementProbe, Recorder, TracePolicy, train_trace_policy
 from .retriever import MiniCLIP, train_perception
@@ -62,6 +62,7 @@ class Results:
     perception: dict | None = None  # seed -> digit accuracy of that seed's perception model
     imitation: dict | None = None  # seed -> {tool set: the learned policy's agreement with its teacher}
     policy_losses: dict | None = None  # seed -> the learned policy's imitation loss per step
+    policy: object = None  # the first seed's agent policy (the page's Explore reruns it)
 
     def table(self, by: str = "arm") -> pd.DataFrame:
         """Macro EM/F1 per seed, then mean over seeds; by='arm' or ['arm', 'kind']."""
@@ -112,13 +113,13 @@ def fit_policy(config, seed: int, model: MiniCLIP, device):
     """The seed's learned policy: trained afresh on its own teacher traces (rule 1)."""
     net, losses = train_trace_policy(teacher_traces(config, seed, model, device), config.policy_steps, seed,
                                      config.policy_hidden, config.policy_lr)
-    return TracePolicy(net), losses
+    return TracePolicy(net, config.view_limit), losses
 
 
 def run_seed(config, seed: int, model: MiniCLIP, device):
     """All arms on one seed's MiniAlbum benchmark. Returns the rows, the full agent's trajectories,
-    the albums, the queries, and (learned policy only) its agreement with the teacher per tool set
-    and its imitation losses."""
+    the albums, the queries, and a dict with the agent's policy and (learned policy only) its
+    agreement with the teacher per tool set and its imitation losses."""
     albums, queries = make_benchmark(config, seed)
     kind = config.policy.split(":")[0]
     imitation, losses = None, None
@@ -130,8 +131,7 @@ def run_seed(config, seed: int, model: MiniCLIP, device):
     else:
         policy = make_policy(config.policy, config)
         policies = {suffix: policy for suffix in TOOL_SETS}
-    probes = {suffix: AgreementProbe(scripted(config, suffix), policies[suffix])
-              for suffix in TOOL_SETS} if kind == "learned" else {}
+    probes = {suffix: AgreementProbe(scripted(config, suffix)) for suffix in TOOL_SETS} if kind == "learned" else {}
     rows, trajs = [], {}
     cache = _perceive(model, albums, device)
     by_user = {}
@@ -145,18 +145,21 @@ def run_seed(config, seed: int, model: MiniCLIP, device):
         for qi, q, s, top3 in zip(idx, qs, oracle, ranked):
             rows.append(dict(seed=seed, arm=ARMS[0], query=qi, kind=q.kind, EM=exact_match(s, q.targets),
                              F1=f1_score(s, q.targets), R3=recall_at_k(top3, q.targets)))
-    for qi, q in enumerate(progress(queries, desc=f"agents (seed {seed})")):
-        arms = [(f"agent{suffix}", policies[suffix], suffix) for suffix in TOOL_SETS]
-        arms += [(f"scripted teacher{suffix}", probes[suffix], suffix) for suffix in probes]
-        for arm, pol, suffix in arms:
-            traj = _run_arm(config, pol, suffix, albums[q.user], model, cache[q.user], q)
+    arms = [(f"agent{suffix}", policies[suffix], suffix) for suffix in TOOL_SETS]
+    arms += [(f"scripted teacher{suffix}", probes[suffix], suffix) for suffix in probes]
+    for arm, pol, suffix in progress(arms, desc=f"agents (seed {seed})"):
+        disabled, memory = TOOL_SETS[suffix]
+        boxes = [Toolbox(albums[q.user], model, *cache[q.user], config.view_limit, disabled,
+                         explicit_memory=memory) for q in queries]
+        for qi, (q, traj) in enumerate(zip(queries, run_agents(pol, boxes, queries, config.max_steps,
+                                                                config.memory_window))):
             rows.append(dict(seed=seed, arm=arm, query=qi, kind=q.kind, EM=exact_match(traj.answer, q.targets),
                              F1=f1_score(traj.answer, q.targets), steps=len(traj.steps), rejected=traj.rejected))
             if arm == "agent":
                 trajs[(seed, qi)] = traj
-    if probes:
-        imitation = {suffix.strip() or "all tools": p.agreement for suffix, p in probes.items()}
-    return rows, trajs, albums, queries, imitation, losses
+    if probes:  # the learned policy asked every call its teacher made on these queries
+        imitation = {suffix.strip() or "all tools": p.agreement(policies[suffix]) for suffix, p in probes.items()}
+    return rows, trajs, albums, queries, {"policy": policies[""], "imitation": imitation, "losses": losses}
 
 
 def run_results(config, seed: int = 0, device=None) -> Results:
@@ -173,18 +176,19 @@ def run_results(config, seed: int = 0, device=None) -> Results:
     first = None
     for s in config.seeds:
         model, losses = train_perception(config, s + seed, device)
-        r, t, a, q, agreement, policy_loss = run_seed(config, s + seed, model, device)
+        r, t, a, q, extra = run_seed(config, s + seed, model, device)
         rows += r
         trajs.update(t)
         albums[s + seed], queries[s + seed] = a, q
         perception[s + seed] = perception_accuracy(model, a)
-        if agreement is not None:
-            imitation[s + seed], policy_losses[s + seed] = agreement, policy_loss
+        if extra["imitation"] is not None:
+            imitation[s + seed], policy_losses[s + seed] = extra["imitation"], extra["losses"]
         if first is None:
-            first = (model, losses)
+            first = (model, losses, extra["policy"])
     res = Results(config, pd.DataFrame(rows), trajs, albums, queries, first[0], first[1], time.time() - start)
     res.perception = perception
     res.imitation, res.policy_losses = (imitation, policy_losses) if imitation else (None, None)
+    res.policy = first[2]
     return res
 
 

@@ -39,6 +39,7 @@ MAX_RANK = 50
 MAX_QUERY = 32  # words of a query the policy reads
 SLOTS = 2  # attention slots over the query: what to look for, and where
 POSITIVE_WEIGHT = 4.0  # a list holds few of the shown photos: weigh the ones it holds
+LIST_WEIGHT = 4.0  # the weight of the listed-photos term in the imitation loss
 WORD = re.compile(r"[a-z0-9]+")
 _VIEW = re.compile(r"^id (\d+) \|[^|]*\|[^|]*\| (.*)$", re.M)
 _HIT = re.compile(r"(\d+) \((-?\d+\.\d+)\)")
@@ -94,12 +95,12 @@ def _mentions(observation: str, age: int) -> list[Mention]:
 
 
 def read_context(messages: list[dict]) -> Context:
-    """Turn the loop's messages into the policy's input (see the module docstring)."""
+    """Turn the loop's messages into the policy's input (module docstring)."""
     system = messages[0]["content"]
     calls = [m["content"] for m in messages if m["role"] == "assistant"]
     observations = [m["content"] for m in messages if m["role"] == "tool"]
     history, searched = [], ()
-    for text in calls:
+    for text in calls:  # its own past calls
         try:
             call = parse_tool_call(text)
         except ToolCallRejected:
@@ -108,14 +109,18 @@ def read_context(messages: list[dict]) -> Context:
         history.append(call.tool)
         if call.tool == "image_search":
             searched = tuple(WORD.findall(call.args["query"].lower()))
-    mentions = []
+    mentions = []  # the photos the kept observations show, latest first
     for age, obs in enumerate(reversed(observations)):
         if not obs.startswith(ELIDED):
             mentions += _mentions(obs, min(age, 2))
-    memory_line = system.rpartition("\nMemory: ")[2] if "\nMemory: " in system else ""
-    return Context(tuple(WORD.findall(messages[1]["content"].lower())), tuple(_TOOL_LINE.findall(system)),
-                   tuple(_MEMORY.findall(memory_line)), tuple(history), searched,
-                   bool(observations) and observations[-1].startswith("ERROR"), mentions)
+    memory = system.rpartition("\nMemory: ")[2] if "\nMemory: " in system else ""
+    return Context(
+        query=tuple(WORD.findall(messages[1]["content"].lower())),
+        tools=tuple(_TOOL_LINE.findall(system)),
+        memory=tuple(_MEMORY.findall(memory)),
+        history=tuple(history), searched=searched,
+        last_rejected=bool(observations) and observations[-1].startswith("ERROR"),
+        mentions=mentions)
 
 
 @dataclass
@@ -144,8 +149,9 @@ class Vocab:
         return cls(("<unk>",) + tuple(sorted(words)), tuple(sorted(names)), choices)
 
     def word_ids(self, words) -> list[int]:
-        index = {w: i for i, w in enumerate(self.words)}
-        return [index.get(w, 0) for w in words]
+        if not hasattr(self, "_index"):
+            self._index = {w: i for i, w in enumerate(self.words)}
+        return [self._index.get(w, 0) for w in words]
 
 
 def _key(tool: str, arg: str) -> str:
@@ -166,7 +172,7 @@ class TracePolicyNet(nn.Module):
     """The network: query reader, context summary, tool head, argument heads, span head and a
     per-photo selection head (see the module docstring)."""
 
-    def __init__(self, vocab: Vocab, hidden: int = 48):
+    def __init__(self, vocab: Vocab, hidden: int = 32):
         super().__init__()
         self.vocab, v, h = vocab, len(vocab.words), hidden
         self.embed = nn.Embedding(v, h)
@@ -253,39 +259,50 @@ def _history_features(ctx: Context) -> list[float]:
         float(ctx.last_rejected), min(len(ctx.history), 30) / 30]
 
 
-def encode(contexts: list[Context], vocab: Vocab) -> dict:
+def _mention_features(m: Mention) -> list[float]:
+    rank = min(m.rank, MAX_RANK - 1)
+    return ([float(m.kind == k) for k in range(len(KINDS))] + [float(m.age == a) for a in range(3)]
+            + [float(rank // 16 == p) for p in range(4)] + [1 - rank / MAX_RANK, (m.score + 1) / 2])
+
+
+def encode(contexts: list[Context], vocab: Vocab) -> tuple[dict, list[list[int]]]:
     """Pad a list of contexts into the network's input tensors, with each context's photo list."""
     b = len(contexts)
     length = max(1, max(min(len(c.query), MAX_QUERY) for c in contexts))
     n_m = max(1, max(len(c.mentions) for c in contexts))
     photos = [list(dict.fromkeys(m.photo for m in c.mentions)) for c in contexts]
     n_u = max(1, max(len(p) for p in photos))
-    out = {"query": torch.zeros(b, length, dtype=torch.long), "query_mask": torch.zeros(b, length),
-           "mention_words": torch.zeros(b, n_m, len(vocab.words)),
-           "mention_feat": torch.zeros(b, n_m, MENTION_FEATURES),
-           "mention_mask": torch.zeros(b, n_m), "mention_overlap": torch.zeros(b, n_m), "mention_photo": torch.zeros(b, n_m, dtype=torch.long),
-           "photo_mask": torch.zeros(b, n_u), "tools": torch.zeros(b, len(TOOLS))}
-    context = []
+    query = torch.zeros(b, length, dtype=torch.long)
+    words = torch.zeros(b, n_m, len(vocab.words))
+    feat = torch.zeros(b, n_m, MENTION_FEATURES)
+    mention_photo = torch.zeros(b, n_m, dtype=torch.long)
+    overlap = torch.zeros(b, n_m)
+    rows, cols, hits, context, tools = [], [], [], [], []
     for i, c in enumerate(contexts):
         ids = vocab.word_ids(c.query[:MAX_QUERY])
-        out["query"][i, :len(ids)] = torch.tensor(ids, dtype=torch.long)
-        out["query_mask"][i, :len(ids)] = 1
-        out["tools"][i] = torch.tensor([float(t in c.tools) for t in TOOLS])
-        slot_of = {p: k for k, p in enumerate(photos[i])}
-        out["photo_mask"][i, :len(photos[i])] = 1
-        for j, m in enumerate(c.mentions):
-            for w in vocab.word_ids(m.words):
-                out["mention_words"][i, j, w] = 1.0
-            rank = min(m.rank, MAX_RANK - 1)
-            out["mention_feat"][i, j] = torch.tensor(
-                [float(m.kind == k) for k in range(len(KINDS))] + [float(m.age == a) for a in range(3)]
-                + [float(rank // 16 == p) for p in range(4)] + [1 - rank / MAX_RANK, (m.score + 1) / 2])
-            out["mention_mask"][i, j] = 1
-            out["mention_overlap"][i, j] = len(set(m.words) & set(c.searched)) / max(1, len(c.searched))
-            out["mention_photo"][i, j] = slot_of[m.photo]
-        context.append([float(t in c.tools) for t in TOOLS] + [float(n in c.memory) for n in vocab.names] + _history_features(c))
-    out["context"] = torch.tensor(context)
-    out["arg_key"] = torch.zeros(b, dtype=torch.long)
+        query[i, :len(ids)] = torch.tensor(ids, dtype=torch.long)
+        if c.mentions:
+            slot_of = {p: k for k, p in enumerate(photos[i])}
+            n = len(c.mentions)
+            feat[i, :n] = torch.tensor([_mention_features(m) for m in c.mentions])
+            mention_photo[i, :n] = torch.tensor([slot_of[m.photo] for m in c.mentions])
+            searched = set(c.searched)
+            overlap[i, :n] = torch.tensor([len(set(m.words) & searched) / max(1, len(searched))
+                                           for m in c.mentions])
+            for j, m in enumerate(c.mentions):
+                for w in vocab.word_ids(m.words):
+                    rows.append(i), cols.append(j), hits.append(w)
+        tools.append([float(t in c.tools) for t in TOOLS])
+        context.append(tools[-1] + [float(n in c.memory) for n in vocab.names] + _history_features(c))
+    words[rows, cols, hits] = 1.0
+    lengths = torch.tensor([min(len(c.query), MAX_QUERY) for c in contexts])
+    mentions = torch.tensor([len(c.mentions) for c in contexts])
+    n_photos = torch.tensor([len(p) for p in photos])
+    out = {"query": query, "query_mask": (torch.arange(length) < lengths[:, None]).float(),
+           "mention_words": words, "mention_feat": feat, "mention_overlap": overlap,
+           "mention_mask": (torch.arange(n_m) < mentions[:, None]).float(), "mention_photo": mention_photo,
+           "photo_mask": (torch.arange(n_u) < n_photos[:, None]).float(), "tools": torch.tensor(tools),
+           "context": torch.tensor(context), "arg_key": torch.zeros(b, dtype=torch.long)}
     return out, photos
 
 
@@ -318,7 +335,7 @@ def _targets(contexts, calls, net: "TracePolicyNet", photos) -> dict:
             choice, key = _choice(arg, value, required), (call["tool"], arg)
             if choice in vocab.choices[key]:
                 out["args"][key][i] = vocab.choices[key].index(choice)
-            if choice == LIST:
+            if choice == LIST and imitable(ctx, call):  # ids the context does not show are not learnable
                 out["list_key"][i] = net.arg_keys.index(key)
                 wanted = set(value)
                 out["list_photos"][i, :len(photos[i])] = torch.tensor([float(p in wanted) for p in photos[i]])
@@ -330,41 +347,58 @@ class TracePolicy:
 
     name = "learned policy (a small network trained on the scripted planner's traces)"
 
-    def __init__(self, net: TracePolicyNet):
-        self.net = net.eval()
+    def __init__(self, net: TracePolicyNet, view_limit: int = 16):
+        self.net, self.view_limit = net.eval(), view_limit
 
     def __call__(self, messages: list[dict]) -> str:
-        return self._decide(read_context(messages))
+        return self.decide_batch([read_context(messages)])[0]
 
-    def _decide(self, ctx: Context) -> str:
-        """The call for one context: the likeliest tool, then each argument's likeliest choice;
-        a list holds the shown photos whose logit is positive."""
-        batch, photos = encode([ctx], self.net.vocab)
+    def batch(self, many: list[list[dict]]) -> list[str]:
+        """One call per message list (the loop's `run_agents` asks many queries at once)."""
+        return self.decide_batch([read_context(m) for m in many])
+
+    def decide_batch(self, contexts: list[Context], chunk: int = 256) -> list[str]:
+        """The call for each context: the likeliest tool, then each argument's likeliest choice;
+        the search text is the likeliest span; a list holds the shown photos whose logit is
+        positive (at most `view_limit` for view_photos)."""
+        calls = []
+        for start in range(0, len(contexts), chunk):
+            calls += self._decide_chunk(contexts[start:start + chunk])
+        return calls
+
+    def _decide_chunk(self, contexts: list[Context]) -> list[str]:
+        batch, photos = encode(contexts, self.net.vocab)
+        calls, lists = [], []
         with torch.no_grad():
             out = self.net(batch)
-            tool = TOOLS[int(out["tool"][0].argmax())]
-            args = {}
-            for arg in SCHEMAS[tool]:
-                if arg == "query":
-                    s, e = out["span"][0, 0].argmax().item(), out["span"][0, 1].argmax().item()
-                    args[arg] = " ".join(ctx.query[s:max(s, e) + 1])
-                    continue
-                key = _key(tool, arg)
-                options = self.net.vocab.choices[(tool, arg)]
-                choice = options[int(out["args"][key][0].argmax())]
-                if choice == ABSENT:
-                    continue
-                if choice != LIST:
-                    args[arg] = json.loads(choice)
-                    continue
-                batch["arg_key"] = torch.tensor([self.net.arg_keys.index((tool, arg))])
-                logits = self.net(batch)["photos"][0, :len(photos[0])]
-                chosen = [p for p, z in zip(photos[0], logits.tolist()) if z > 0]
-                if tool == "view_photos" and len(chosen) > 16:  # the tool's limit
-                    top = set(torch.topk(logits, 16).indices.tolist())
-                    chosen = [p for k, p in enumerate(photos[0]) if k in top]
-                args[arg] = chosen
-        return json.dumps({"tool": tool, "args": args})
+            for i, ctx in enumerate(contexts):
+                tool = TOOLS[int(out["tool"][i].argmax())]
+                args = {}
+                for arg in SCHEMAS[tool]:
+                    if arg == "query":
+                        s, e = int(out["span"][i, 0].argmax()), int(out["span"][i, 1].argmax())
+                        args[arg] = " ".join(ctx.query[s:max(s, e) + 1])
+                        continue
+                    options = self.net.vocab.choices[(tool, arg)]
+                    choice = options[int(out["args"][_key(tool, arg)][i].argmax())]
+                    if choice == LIST:
+                        lists.append((i, arg, self.net.arg_keys.index((tool, arg))))
+                    elif choice != ABSENT:
+                        args[arg] = json.loads(choice)
+                calls.append({"tool": tool, "args": args})
+            if lists:  # a call has at most one list argument: one more pass reads the photo logits
+                batch["arg_key"] = torch.zeros(len(contexts), dtype=torch.long)
+                for i, _, key in lists:
+                    batch["arg_key"][i] = key
+                logits = self.net(batch)["photos"]
+                for i, arg, _ in lists:
+                    row = logits[i, :len(photos[i])]
+                    chosen = [p for p, z in zip(photos[i], row.tolist()) if z > 0]
+                    if calls[i]["tool"] == "view_photos" and len(chosen) > self.view_limit:
+                        top = set(torch.topk(row, self.view_limit).indices.tolist())
+                        chosen = [p for k, p in enumerate(photos[i]) if k in top]
+                    calls[i]["args"][arg] = chosen
+        return [json.dumps(c) for c in calls]
 
 
 class Recorder:
@@ -379,22 +413,33 @@ class Recorder:
         return out
 
 
-class AgreementProbe:
-    """Runs the teacher and asks the student the same question at every step; `agreement` is the
-    share of steps where both give the same call (lists compared as sets)."""
+def imitable(ctx: Context, call: dict) -> bool:
+    """A call a policy reading only this context can make: every photo id it lists is shown in
+    the context. (The scripted planner keeps result lists in its own scratchpad, so some of its
+    calls name photos whose observation working memory has already elided.)"""
+    shown = {m.photo for m in ctx.mentions}
+    return all(set(v) <= shown for a, v in call["args"].items() if a in ID_ARGS and isinstance(v, list))
 
-    def __init__(self, teacher, student):
-        self.teacher, self.student, self.same, self.steps = teacher, student, 0, 0
+
+class AgreementProbe:
+    """Runs the teacher and keeps each context with the teacher's call; `agreement(student)` then
+    asks the student every one of them at once: the share of the imitable calls (`imitable`)
+    where both give the same call (lists compared as sets)."""
+
+    def __init__(self, teacher):
+        self.teacher, self.asked = teacher, []
 
     def __call__(self, messages: list[dict]) -> str:
         out = self.teacher(messages)
-        self.same += same_call(out, self.student(messages))
-        self.steps += 1
+        self.asked.append((read_context(messages), out))
         return out
 
-    @property
-    def agreement(self) -> float:
-        return self.same / max(1, self.steps)
+    def agreement(self, student: "TracePolicy") -> float:
+        if not self.asked:
+            raise ValueError("the teacher answered nothing yet")
+        asked = [(ctx, out) for ctx, out in self.asked if imitable(ctx, json.loads(out))]
+        answers = student.decide_batch([ctx for ctx, _ in asked])
+        return sum(same_call(a, b) for (_, a), b in zip(asked, answers)) / max(1, len(asked))
 
 
 def same_call(a: str, b: str) -> bool:
@@ -411,7 +456,18 @@ def _rows(tensors: dict, idx: torch.Tensor) -> dict:
     return {k: _rows(v, idx) if isinstance(v, dict) else v[idx] for k, v in tensors.items()}
 
 
-def train_trace_policy(examples: list[tuple[Context, dict]], steps: int, seed: int, hidden: int = 48,
+def _trim(batch: dict, target: dict) -> tuple[dict, dict]:
+    """Cut a batch drawn from the padded set down to its own longest mention and photo lists."""
+    m = max(1, int(batch["mention_mask"].sum(1).max()))
+    u = max(1, int(batch["photo_mask"].sum(1).max()))
+    for key in ("mention_words", "mention_feat", "mention_mask", "mention_overlap", "mention_photo"):
+        batch[key] = batch[key][:, :m]
+    batch["photo_mask"] = batch["photo_mask"][:, :u]
+    target["list_photos"] = target["list_photos"][:, :u]
+    return batch, target
+
+
+def train_trace_policy(examples: list[tuple[Context, dict]], steps: int, seed: int, hidden: int = 32,
                        lr: float = 3e-3, batch_size: int = 64) -> tuple[TracePolicyNet, list[float]]:
     """Behaviour cloning: cross-entropy on the tool, each argument's choice and the span, binary
     cross-entropy on which shown photos a list holds (each head trained on the teacher's own
@@ -430,7 +486,7 @@ def train_trace_policy(examples: list[tuple[Context, dict]], steps: int, seed: i
     losses = []
     for _ in progress(range(steps), desc="policy (imitation)"):
         idx = torch.randint(len(examples), (min(batch_size, len(examples)),), generator=gen)
-        loss = _imitation_loss(net, _rows(inputs, idx), _rows(targets, idx))
+        loss = _imitation_loss(net, *_trim(_rows(inputs, idx), _rows(targets, idx)))
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -438,21 +494,26 @@ def train_trace_policy(examples: list[tuple[Context, dict]], steps: int, seed: i
     return net.eval(), losses
 
 
-def _imitation_loss(net: TracePolicyNet, batch: dict, target: dict) -> torch.Tensor:
+def _imitation_loss(net: TracePolicyNet, batch: dict,
+                    target: dict) -> torch.Tensor:
+    """The behaviour-cloning loss: cross-entropy on the tool, on each argument's
+    choice and on the span; weighted binary cross-entropy on the listed photos."""
     # the photo logits are read for the list argument each call has (if any)
     out = net({**batch, "arg_key": target["list_key"].clamp(min=0)})
     loss = F.cross_entropy(out["tool"], target["tool"])
     for key, labels in target["args"].items():
         if (labels >= 0).any():
-            loss = loss + F.cross_entropy(out["args"][_key(*key)], labels, ignore_index=-100)
-    for k in (0, 1):
+            loss = loss + F.cross_entropy(out["args"][_key(*key)], labels,
+                                          ignore_index=-100)
+    for k in (0, 1):  # first and last word of the search text
         if (target["span"][:, k] >= 0).any():
-            loss = loss + F.cross_entropy(out["span"][:, k], target["span"][:, k], ignore_index=-100)
+            loss = loss + F.cross_entropy(out["span"][:, k], target["span"][:, k],
+                                          ignore_index=-100)
     has_list = target["list_key"] >= 0
     if has_list.any():
-        photos = out["photos"]  # (B, U)
-        mask = batch["photo_mask"] * has_list[:, None]
-        bce = F.binary_cross_entropy_with_logits(photos, target["list_photos"], reduction="none",
-                                                 pos_weight=torch.tensor(POSITIVE_WEIGHT))
-        loss = loss + (bce * mask).sum() / mask.sum().clamp(min=1) * 4
+        mask = batch["photo_mask"] * has_list[:, None]  # (B, U)
+        bce = F.binary_cross_entropy_with_logits(
+            out["photos"], target["list_photos"], reduction="none",
+            pos_weight=torch.tensor(POSITIVE_WEIGHT))
+        loss = loss + LIST_WEIGHT * (bce * mask).sum() / mask.sum().clamp(min=1)
     return loss
