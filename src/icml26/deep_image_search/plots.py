@@ -91,21 +91,33 @@ def plot_history(album: Album, query: Query, ax=None):
     return ax
 
 
+def _arm_label(arm: str) -> str:
+    return (arm.replace("scripted teacher", "teacher").replace(" w/o FilterMetadata", "\nw/o filter")
+            .replace(" w/o explicit memory", "\nw/o memory").replace(" (", "\n("))
+
+
 def plot_scores(results, ax=None):
-    """Macro F1 and EM per arm, intra vs inter (mean over seeds)."""
+    """Macro F1 and EM per arm, intra vs inter (mean over seeds); the scripted teacher's arms, when
+    they ran, stand apart on the right."""
+    from .experiment import ARMS, TEACHER_ARMS
+
     ax = ax or plt.gca()
     t = results.table(["arm", "kind"])
-    arms = list(dict.fromkeys(results.records.arm))
+    ran = set(results.records.arm)
+    arms = [a for a in (ARMS[0], ARMS[3], ARMS[1], ARMS[2]) + TEACHER_ARMS[::-1] if a in ran]
     x = np.arange(len(arms))
     for j, (kind, metric, hatch) in enumerate([(INTRA, "F1", ""), (INTER, "F1", "//"), (INTRA, "EM", ""),
                                                (INTER, "EM", "//")]):
         vals = [t.loc[(a, kind), metric] for a in arms]
         ax.bar(x + (j - 1.5) * 0.2, vals, 0.2, color=[METHOD if metric == "F1" else BASELINE][0], hatch=hatch,
                alpha=1.0 if metric == "F1" else 0.6, label=f"{metric} {kind}")
-    ax.set_xticks(x, [a.replace(" w/o ", "\nw/o ").replace(" (", "\n(") for a in arms], fontsize=8.5)
+    if any(a in TEACHER_ARMS for a in arms):
+        ax.axvline(3.5, color="0.5", lw=0.8, ls="--")
+        ax.text(3.6, 0.97, "scripted teacher (for comparison)", fontsize=8, va="top", color="0.3")
+    ax.set_xticks(x, [_arm_label(a) for a in arms], fontsize=8)
     ax.set_ylim(0, 1)
     ax.set_ylabel("score (macro, mean over seeds)")
-    ax.legend(fontsize=8.5, ncol=2)
+    ax.legend(fontsize=8, ncol=4, loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
     return ax
 
 
