@@ -52,7 +52,8 @@ def working_context(system: str, query: str, steps: list[tuple[str, str]],
     """The messages the policy sees: system block (+ explicit memory), query,
     and the dialogue in which only the last `window` observations are verbatim
     (working-memory compression)."""
-    block = system + "\n" + memory if memory else system  # no memory block when it is off
+    # no memory block when explicit memory is off
+    block = system + "\n" + memory if memory else system
     msgs = [{"role": "system", "content": block},
             {"role": "user", "content": query}]
     for k, (call, obs) in enumerate(steps):

@@ -113,13 +113,15 @@ def read_context(messages: list[dict]) -> Context:
     for age, obs in enumerate(reversed(observations)):
         if not obs.startswith(ELIDED):
             mentions += _mentions(obs, min(age, 2))
-    memory = system.rpartition("\nMemory: ")[2] if "\nMemory: " in system else ""
+    memory = (system.rpartition("\nMemory: ")[2] if "\nMemory: " in system
+              else "")
     return Context(
         query=tuple(WORD.findall(messages[1]["content"].lower())),
         tools=tuple(_TOOL_LINE.findall(system)),
         memory=tuple(_MEMORY.findall(memory)),
         history=tuple(history), searched=searched,
-        last_rejected=bool(observations) and observations[-1].startswith("ERROR"),
+        last_rejected=bool(observations)
+        and observations[-1].startswith("ERROR"),
         mentions=mentions)
 
 
@@ -496,8 +498,9 @@ def train_trace_policy(examples: list[tuple[Context, dict]], steps: int, seed: i
 
 def _imitation_loss(net: TracePolicyNet, batch: dict,
                     target: dict) -> torch.Tensor:
-    """The behaviour-cloning loss: cross-entropy on the tool, on each argument's
-    choice and on the span; weighted binary cross-entropy on the listed photos."""
+    """The behaviour-cloning loss: cross-entropy on the tool, on each
+    argument's choice and on the span; weighted binary cross-entropy on the
+    listed photos."""
     # the photo logits are read for the list argument each call has (if any)
     out = net({**batch, "arg_key": target["list_key"].clamp(min=0)})
     loss = F.cross_entropy(out["tool"], target["tool"])
@@ -507,8 +510,8 @@ def _imitation_loss(net: TracePolicyNet, batch: dict,
                                           ignore_index=-100)
     for k in (0, 1):  # first and last word of the search text
         if (target["span"][:, k] >= 0).any():
-            loss = loss + F.cross_entropy(out["span"][:, k], target["span"][:, k],
-                                          ignore_index=-100)
+            loss = loss + F.cross_entropy(
+                out["span"][:, k], target["span"][:, k], ignore_index=-100)
     has_list = target["list_key"] >= 0
     if has_list.any():
         mask = batch["photo_mask"] * has_list[:, None]  # (B, U)
