@@ -50,7 +50,9 @@ def plot_patterns(r: dict, title: str = ""):
     for k, kind in enumerate(CONSTRUCTIONS):
         axes[0, k].imshow(r[kind], cmap="gray", extent=r["extent"])
         axes[0, k].set_title(TITLES[kind])
-        im = axes[1, k].imshow(jumps[kind], cmap="magma", vmin=0, vmax=vmax, extent=r["extent"])
+        # grey like the top row: the page's precomputed views keep 256 colours, which one grey
+        # scale fits exactly but a second colour map would share, and band (its colour bar in steps)
+        im = axes[1, k].imshow(jumps[kind], cmap="gray", vmin=0, vmax=vmax, extent=r["extent"])
         axes[1, k].set_title(f"largest jump {jumps[kind].max():.2f}", fontsize=9.5)
         for a in axes[:, k]:
             a.set_xticks([]); a.set_yticks([]); a.grid(False)
