@@ -135,6 +135,8 @@ ALLOWED: dict[str, dict[str, str]] = {
     "prism": {
         "| 0.097 | 0.091 |": "exercise: the hybrid's accuracy with noise after layers 1 and 2, from exercise 1's own "
                             "run (0.091 is also the Transformer's sigma = 1 figure, by coincidence)",
+        "uniform attenuation keeps 95% (0.311)": "exercise: exercise 5's LayerNorm model (95% also reads as a "
+                                                 "printed 0.950, by coincidence)",
         "| explicit filter | 0.401 |": "exercise: the explicit-filter model trained in exercise 3 (0.401 is also a "
                                       "competence margin, by coincidence)",
         "about 1.5 minutes on 2 CPU cores": "setting: the reduced preset's time estimate",
