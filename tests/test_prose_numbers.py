@@ -149,7 +149,6 @@ ALLOWED: dict[str, dict[str, str]] = {
         "length 24)": "setting: the task's sequence length",
         "d = 512": "paper: the paper's model width",
         "| 0 | 0.1 | 0.25 | 0.5 |": "setting: the noise grid",
-        "| 0.152 | 0.072 |": "exercise: the explicit-filter exercise's model",
         "300 (still improving), 0.386": "exercise: the budget exercise at 300 steps",
         "budget of 1,200 steps": "setting: the evidence preset's step budget",
     },
