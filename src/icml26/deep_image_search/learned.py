@@ -23,7 +23,6 @@ import json
 import re
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
