@@ -129,3 +129,33 @@ def test_a_variant_leaves_the_state_as_it_was():
     with pytest.raises(FileNotFoundError):
         grading.score_variants("absent", {"wrong": "x = 2\ny = 3"}, env, str(tests))
     assert env == {"x": 1}
+
+
+def test_the_code_an_exercise_hands_out_is_split_on_a_statement_boundary():
+    given, blank, reference = grading.split_given_code("a = 1\nb = (2,\n     3)\ny = ...", "a = 1\nb = (2,\n     3)\ny = a + 1")
+    assert (given, blank, reference) == ("a = 1\nb = (2,\n     3)", "y = ...", "y = a + 1")
+    # a shared line inside a statement that then differs is not split off; nor is a loop's body
+    assert grading.split_given_code("a = (1,\n 2)\ny = ...", "a = (1,\n 3)\ny = 1")[0] == ""
+    assert grading.split_given_code("for i in r:\n    a = 1\n    y = ...", "for i in r:\n    a = 1\n    y = 2")[0] == ""
+    assert grading.split_given_code("y = ...", "y = 49") == ("", "y = ...", "y = 49")
+
+
+def test_one_run_runs_the_handed_out_code_once_and_scores_as_before(tmp_path, monkeypatch):
+    """The code before the solution (a training run, in the chapters) runs once, not per variant."""
+    (tmp_path / "given.py").write_text(textwrap.dedent('''
+        TITLE = "given"
+        SETUP = "import pathlib"
+        QUESTIONS = [dict(name="square", exercise=1, points=2, prompt="*Deliverable:* `y`.",
+                          solution=("log = pathlib.Path('given-runs.txt')\\n"
+                                    "log.write_text((log.read_text() if log.exists() else '') + 'run ')\\n"
+                                    "base = 7\\n"
+                                    "# BEGIN SOLUTION\\ny = base ** 2\\n# END SOLUTION"),
+                          public=["assert isinstance(y, int)"], hidden=["assert isinstance(y, int) and y == 49"],
+                          wrong="y = 48")]
+        '''))
+    monkeypatch.setattr(grading, "ASSIGNMENTS", tmp_path)
+    report = grading.grade_in_one_run("given", out=tmp_path / "build")
+    assert (report.reference, report.blank, report.wrong) == (
+        {"square": (2.0, 2.0)}, {"square": (0.0, 2.0)}, {"square": (1.0, 2.0)})
+    runs = next((tmp_path / "build").rglob("given-runs.txt")).read_text()
+    assert runs == "run "  # once: before, the blank variant and the reference each ran it

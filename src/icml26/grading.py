@@ -14,9 +14,9 @@ and `otter assign` turns that into
 `make grade-test` checks every question three ways: the reference answer must score full marks, the
 blank student answer (otter's `...`) must score 0, and the assignment's wrong answer must lose marks,
 each scored by otter's own test files, hidden checks included. By default it does so in **one
-execution** of each chapter's autograder notebook (`grade_in_one_run`): before each reference answer
-the blank and the wrong answer are run in a copy of the notebook's state and scored, then the state
-is put back and the reference runs. The slower `--otter` mode grades three whole submissions with
+execution** of each chapter's autograder notebook (`grade_in_one_run`): the code a question hands out
+(before its solution, often a training run) runs once; then the blank and the wrong answer are run in
+a copy of the notebook's state and scored, the state is put back and the reference runs. The slower `--otter` mode grades three whole submissions with
 `otter run` (the path a lecturer uses; `tests/test_grading.py` takes a small assignment through it).
 
 Why otter-grader rather than nbgrader: its checks are plain Python a student can run anywhere
@@ -27,6 +27,7 @@ what CI (and a lecturer without a grading server) has.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import json
 import re
@@ -275,7 +276,11 @@ def probe_notebook(assignment: Assignment, dist: Path) -> nbformat.NotebookNode:
     for cell in reference.cells:
         question = next((q for q, answer in answers.items() if answer is cell), None)
         if question is not None:
-            variants = {"blank": blank[question], "wrong": wrong[question]}
+            given, blank_rest, reference_rest = split_given_code(blank[question], cell.source)
+            if given:  # the code every submission starts with (often a training run) runs once
+                cells.append(_code(given))
+                cell = nbformat.v4.new_code_cell(reference_rest)
+            variants = {"blank": blank_rest, "wrong": wrong[question]}
             cells.append(_code(f"from icml26.grading import score_variants, score_now\n"
                                f"_scores = globals().setdefault('_scores', {{}})\n"
                                f"_scores[{question!r}] = score_variants({question!r}, {variants!r}, globals())"))
@@ -287,6 +292,29 @@ def probe_notebook(assignment: Assignment, dist: Path) -> nbformat.NotebookNode:
     cells.append(_code(f"import json\nopen({PROBE_RESULTS!r}, 'w').write(json.dumps(_scores))"))
     reference.cells = cells
     return reference
+
+
+def split_given_code(blank: str, reference: str) -> tuple[str, str, str]:
+    """(given, blank rest, reference rest): the leading whole statements that the blank and the
+    reference answer share (the code the exercise hands out, before its solution), and what follows
+    in each. The probe runs the given code once, before the variants, instead of once per variant:
+    a submission starts from the same state either way. ("", blank, reference) when nothing complete
+    is shared."""
+    shared = []
+    for blank_line, reference_line in zip(blank.splitlines(), reference.splitlines()):
+        if blank_line != reference_line:
+            break
+        shared.append(blank_line)
+    while shared:  # the longest shared prefix that ends on a statement boundary in both
+        given, rests = "\n".join(shared), ["\n".join(src.splitlines()[len(shared):]) for src in (blank, reference)]
+        try:
+            for code in (given, *rests):
+                ast.parse(code)
+        except SyntaxError:
+            shared.pop()
+            continue
+        return (given, *rests) if given.strip() else ("", blank, reference)
+    return "", blank, reference
 
 
 def _answer_cells(nb: nbformat.NotebookNode):
