@@ -11,6 +11,9 @@ and is either
 * or a real figure of the run (the page's, or the stored evidence record's that the page shows)
   typed by hand, in ``TYPED_PENDING``, until its page glues it and is re-executed.
 
+A number whose only printed match is a wall-clock timing (it changes from run to run) is allowed in
+``TIMING_COINCIDENCES`` instead, which is exempt from the staleness check.
+
 ``TYPED_PENDING`` may only shrink: an entry whose figure is glued (or gone) fails the test until it
 is removed, and a new typed run figure is never added to it: glue it. Stale ``ALLOWED`` entries fail
 the same way. Reads the stored notebooks only (no execution).
@@ -165,6 +168,8 @@ ALLOWED: dict[str, dict[str, str]] = {
         "| self, tied | 0.96 |": "exercise: the tied-embedding exercise (120 steps)",
         "| other, untied | 0.44 | 0.43 |": "exercise: the tied-embedding exercise (120 steps)",
         "0.21 and 0.31 against 0.17": "exercise: the tied-embedding exercise (120 steps)",
+        "gives probe gaps of 0.14 (self)": "exercise: the alignment-loss exercise (120 steps)",
+        "The probe gaps fall from 0.14 and 0.26": "exercise: the tied-embedding exercise (120 steps)",
     },
     "tam": {
         "At the same 64 tokens": "setting: the token budget (a figure caption)",
@@ -250,6 +255,15 @@ ALLOWED: dict[str, dict[str, str]] = {
     },
 }
 
+#: Typed numbers whose only printed match is a wall-clock timing, by coincidence: allowed like ALLOWED,
+#: with a reason, but not reported as stale when a later run prints another time.
+TIMING_COINCIDENCES: dict[str, dict[str, str]] = {
+    "step_diffusion_policy": {
+        "| 8 | 84, 72, …, 12, 0 | 84 | 0.232 |": "constant: the leading-spacing timesteps and tau_1 at K' = 8 "
+                                              "(84 ms per decision is also a timing of the start-up table)",
+    },
+}
+
 #: Figures of the run typed by hand, to be glued (each needs its page re-executed). May only shrink.
 TYPED_PENDING: dict[str, list[str]] = {}
 
@@ -314,7 +328,7 @@ def test_source_listings_are_not_run_figures():
 
 
 def test_every_allowed_reason_names_a_category_and_every_entry_a_guarded_chapter():
-    for slug, entries in ALLOWED.items():
+    for slug, entries in [*ALLOWED.items(), *TIMING_COINCIDENCES.items()]:
         assert slug in GUARDED, slug
         for phrase, reason in entries.items():
             assert reason.split(":")[0] in CATEGORIES, f"{slug}: {phrase!r}: {reason!r}"
@@ -347,6 +361,7 @@ def test_no_run_figure_is_typed_in_the_prose(slug):
     cells = cells + _caption_cells(cells)
     sources = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells]
     allowed, pending = ALLOWED.get(slug, {}), TYPED_PENDING.get(slug, [])
+    timings = TIMING_COINCIDENCES.get(slug, {})
     used_allowed, used_pending, typed = set(), set(), []
     for hit in typed_run_figures(slug, cells):
         source = sources[hit.cell]
@@ -354,7 +369,7 @@ def test_no_run_figure_is_typed_in_the_prose(slug):
         by_pending = {p for p in pending if _covers(p, hit.token, source)}
         used_allowed |= by_allow
         used_pending |= by_pending
-        if not by_allow and not by_pending:
+        if not by_allow and not by_pending and not any(_covers(p, hit.token, source) for p in timings):
             typed.append(str(hit))
     assert not typed, (f"{slug}: figures of the run typed into the prose; glue them ({{glue:text}}), or, if one is "
                        "not the run's, add its phrase to ALLOWED with a reason:\n" + "\n".join(typed))
