@@ -159,3 +159,12 @@ def test_one_run_runs_the_handed_out_code_once_and_scores_as_before(tmp_path, mo
         {"square": (2.0, 2.0)}, {"square": (0.0, 2.0)}, {"square": (1.0, 2.0)})
     runs = next((tmp_path / "build").rglob("given-runs.txt")).read_text()
     assert runs == "run "  # once: before, the blank variant and the reference each ran it
+
+
+def test_parallel_grading_lets_idle_threads_sleep(monkeypatch):
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    grading.share_cores()
+    assert grading.os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")  # a caller's own choice is kept
+    grading.share_cores()
+    assert grading.os.environ["OMP_WAIT_POLICY"] == "ACTIVE"

@@ -30,6 +30,7 @@ import argparse
 import ast
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -363,6 +364,15 @@ def grade_test(slug: str, regrade_reference: bool = False, out: Path = BUILD) ->
     return GradeReport(slug, reference, blank, wrong)
 
 
+def share_cores() -> None:
+    """Let idle OpenMP threads sleep in the kernels started from here (``OMP_WAIT_POLICY=PASSIVE``,
+    unless the caller set a policy). With two kernels of two threads each on two cores, threads
+    that spin while they wait starve the other kernel's: `make grade-test` took 15 min on the
+    book's 2-core machine with the default policy and under 3 min with this one. The wait policy
+    changes no result (what a thread computes does not depend on how its idle siblings wait)."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["assign", "test"])
@@ -381,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from concurrent.futures import ThreadPoolExecutor
 
+    if args.jobs > 1:
+        share_cores()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:  # each job runs otter subprocesses
         run = (lambda s: grade_test(s, args.regrade_reference)) if args.otter else grade_in_one_run
         reports = list(pool.map(run, slugs))
