@@ -33,6 +33,9 @@ MAX_SOURCE_LINE = 80
 #: Pages whose shown source in src/ is not wrapped yet (may only shrink; empty since every page fits).
 WIDE_SOURCE_PENDING: set[str] = set()
 GLUED_MATH = re.compile(r"^[^\n$][^\n]*\n\$\$|^\$\$[^\n]*\$\$\n[^\n]", re.M)
+#: A cell separator of a Markdown table row (an escaped pipe, ``\|``, stays inside its cell).
+TABLE_PIPE = re.compile(r"(?<!\\)\|")
+TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*")
 
 
 def _text(value) -> str:
@@ -133,6 +136,32 @@ def test_tables_show_a_sensible_precision(path):
     assert not long, f"table cells with six or more decimals (format the table's precision): {long[:3]}"
 
 
+def ragged_table_rows(markdown: str) -> list[str]:
+    """The rows of each Markdown table whose cell count differs from its header's (a pipe inside a
+    cell, say "|z|=1", that was not escaped with icml26.common.markdown_cell)."""
+    lines, bad, i = markdown.splitlines(), [], 0
+    while i < len(lines) - 1:
+        if not (lines[i].lstrip().startswith("|") and TABLE_RULE.fullmatch(lines[i + 1])):
+            i += 1
+            continue
+        cells = len(TABLE_PIPE.findall(lines[i].strip().strip("|")))
+        i += 2
+        while i < len(lines) and lines[i].lstrip().startswith("|"):
+            if len(TABLE_PIPE.findall(lines[i].strip().strip("|"))) != cells:
+                bad.append(lines[i])
+            i += 1
+    return bad
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_markdown_tables_keep_their_columns(path):
+    """Every row of a Markdown table, typed in a markdown cell or printed by code, has its header's cells."""
+    texts = [_text(c["source"]) for c in _cells(path) if c["cell_type"] == "markdown"]
+    texts += [t for kind, t in _output_texts(path) if kind == "text/markdown"]
+    bad = [row for text in texts for row in ragged_table_rows(text)]
+    assert not bad, f"table rows with more or fewer cells than their header (escape a pipe in a cell): {bad[:3]}"
+
+
 def test_guards_catch_what_they_guard(tmp_path):
     """Each guard fails on a deliberately bad notebook."""
     png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR" + struct.pack(">II", 1200, 400) + b"\0" * 40).decode()
@@ -149,3 +178,8 @@ def test_guards_catch_what_they_guard(tmp_path):
     bad.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "show_source(f)", "outputs": [listing]}]}))
     assert [len(line) for line in _listing_lines(bad)] == [8, 91]
     assert BUILDER_WORDS.search("as the dossier says") and BUILDER_WORDS.search("an earlier version of this chapter")
+    from icml26.common import markdown_cell
+    table = "| model | acc |\n|---|---|\n| {} | 0.39 |"
+    assert ragged_table_rows(table.format("PRISM (|z|=1)")) == ["| PRISM (|z|=1) | 0.39 |"]
+    assert ragged_table_rows(table.format(markdown_cell("PRISM (|z|=1)"))) == []
+    assert markdown_cell(markdown_cell("a|b")) == "a\\|b"  # escaping twice changes nothing

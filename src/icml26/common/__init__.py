@@ -1,5 +1,5 @@
 """What every chapter shares: device, seeding, presets, progress bars, plotting style and figure
-policy, source display, numbers glued into the prose, timing, the claims ledger, the sandbox and
+policy, source display, numbers glued into the prose, Markdown table cells, timing, the claims ledger, the sandbox and
 the Explore panel.
 
 Names load lazily (PEP 562), so ``icml26.common.ledger`` and the presets import no torch: the
@@ -25,6 +25,7 @@ _HOMES = {
     "sandbox": ("SandboxError", "SandboxResult", "run_sandboxed"),
     "seeding": ("seed_everything",),
     "source": ("excerpt", "show_source", "source_of"),
+    "tables": ("markdown_cell",),
     "timing": ("Timer",),
 }
 _WHERE = {name: module for module, names in _HOMES.items() for name in names}

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from icml26.common import progress, resolve_device
+from icml26.common import markdown_cell, progress, resolve_device
 
 from .config import PrismConfig
 from .data import TopicMarkovTask, make_task, mask_tokens, sample_sequences
@@ -191,7 +191,7 @@ def param_table(run: ChapterRun) -> str:
     """Markdown table of parameter counts (as the official Eval notebook reports them)."""
     rows = ["| model | total | embedding (tied E) | non-embedding | masked acc. |", "|---|---|---|---|---|"]
     for k, p in run.params.items():
-        rows.append(f"| {LABELS[k]} | {p['total']:,} | {p['embedding']:,} | {p['non_embedding']:,} | {run.clean[k]:.3f} |")
+        rows.append(f"| {markdown_cell(LABELS[k])} | {p['total']:,} | {p['embedding']:,} | {p['non_embedding']:,} | {run.clean[k]:.3f} |")
     rows.append(f"| Bayes-optimal predictor (knows the generating process; the ceiling) | — | — | — | {run.bayes:.3f} |")
     return "\n".join(rows)
 
