@@ -16,8 +16,9 @@ blank student answer (otter's `...`) must score 0, and the assignment's wrong an
 each scored by otter's own test files, hidden checks included. By default it does so in **one
 execution** of each chapter's autograder notebook (`grade_in_one_run`): the code a question hands out
 (before its solution, often a training run) runs once; then the blank and the wrong answer are run in
-a copy of the notebook's state and scored, the state is put back and the reference runs. The slower `--otter` mode grades three whole submissions with
-`otter run` (the path a lecturer uses; `tests/test_grading.py` takes a small assignment through it).
+a copy of the notebook's state and scored, the state is put back and the reference runs. The slower
+`--otter` mode grades three whole submissions with `otter run` (the path a lecturer uses;
+`tests/test_grading.py` takes a small assignment through it).
 
 Why otter-grader rather than nbgrader: its checks are plain Python a student can run anywhere
 (Colab included, through `grader.check`), hidden checks are stripped from the student notebook by
@@ -307,7 +308,8 @@ def split_given_code(blank: str, reference: str) -> tuple[str, str, str]:
             break
         shared.append(blank_line)
     while shared:  # the longest shared prefix that ends on a statement boundary in both
-        given, rests = "\n".join(shared), ["\n".join(src.splitlines()[len(shared):]) for src in (blank, reference)]
+        given = "\n".join(shared)
+        rests = ["\n".join(src.splitlines()[len(shared):]) for src in (blank, reference)]
         try:
             for code in (given, *rests):
                 ast.parse(code)
